@@ -1,0 +1,51 @@
+// Package clock is where timewheel reads time from.
+//
+// Everything above this package reads the time only through a [Clock]:
+// [Real] for programs, which goes through package time and so also runs
+// inside testing/synctest bubbles, and [Virtual] for tests, which moves only
+// when told and fires what falls due, in deadline order, as it moves.
+//
+// A Clock offers exactly what a timer driver needs: the current time, the
+// time elapsed since an earlier reading (on the monotonic clock), and one
+// callback timer to sleep until the next due tick.
+package clock
+
+import "time"
+
+// Clock is a source of time. Implementations are safe for concurrent use.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// Since returns the time elapsed since t. For the real clock and a t
+	// returned by its Now, this reads only the monotonic clock.
+	Since(t time.Time) time.Duration
+	// AfterFunc waits for the duration to elapse and then calls f.
+	// It returns a Timer that can be used to cancel or reschedule the call.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a callback timer made by [Clock.AfterFunc].
+type Timer interface {
+	// Stop prevents the Timer from firing. It returns true if the call
+	// stops the timer, false if the timer has already expired or been
+	// stopped.
+	Stop() bool
+	// Reset changes the timer to expire after duration d. It returns true
+	// if the timer had been active, false if the timer had expired or been
+	// stopped.
+	Reset(d time.Duration) bool
+}
+
+// Real returns the clock of package time. Its Since reads only the
+// monotonic clock for times returned by its Now; its AfterFunc is
+// [time.AfterFunc]. Inside a testing/synctest bubble it reads the bubble's
+// fake time.
+func Real() Clock { return realClock{} }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                  { return time.Now() }
+func (realClock) Since(t time.Time) time.Duration { return time.Since(t) }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	return time.AfterFunc(d, f)
+}

@@ -1,0 +1,199 @@
+package clock
+
+import (
+	"container/heap"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Virtual is a clock for tests. Its time moves only when Advance,
+// AdvanceTo or AdvanceNext is called, and as it moves it stops at every
+// pending timer's deadline in turn, so it never jumps past a due timer
+// silently: each callback runs with Now reporting exactly its deadline.
+//
+// Callbacks run synchronously on the goroutine that advances the clock, in
+// deadline order and, for equal deadlines, in the order the timers were
+// started, with no lock of the clock held. When Advance returns, every
+// callback due by then has returned; that is how a test waits until the
+// code under test has reacted.
+//
+// A Virtual is safe for concurrent use.
+type Virtual struct {
+	mu     sync.Mutex
+	now    time.Time   // guarded by mu
+	timers virtualHeap // guarded by mu
+	seq    uint64      // guarded by mu; start order of timers
+}
+
+// NewVirtual returns a virtual clock whose time is start.
+func NewVirtual(start time.Time) *Virtual {
+	return &Virtual{now: start}
+}
+
+// Now returns the clock's current time.
+func (v *Virtual) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+// Since returns the virtual time elapsed since t.
+func (v *Virtual) Since(t time.Time) time.Duration { return v.Now().Sub(t) }
+
+// AfterFunc calls f, on the goroutine advancing the clock, once the clock
+// has advanced by d. A d of zero or less makes the timer due at the current
+// time; it runs on the next call that advances the clock, even by zero. The
+// complexity is O(log n) in the number of pending timers.
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
+	if f == nil {
+		panic("clock: Virtual.AfterFunc called with nil func")
+	}
+	t := &virtualTimer{v: v, f: f, index: -1}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.startLocked(t, d)
+	return t
+}
+
+// Len returns the number of pending timers.
+func (v *Virtual) Len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.timers)
+}
+
+// Next returns the deadline of the earliest pending timer, and false if
+// there is none.
+func (v *Virtual) Next() (time.Time, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.timers) == 0 {
+		return time.Time{}, false
+	}
+	return v.timers[0].when, true
+}
+
+// Advance moves the clock forward by d, stopping at each pending deadline
+// on the way to run the callbacks due there. It returns the number of
+// callbacks it ran. Advance panics if d is negative.
+func (v *Virtual) Advance(d time.Duration) int {
+	if d < 0 {
+		panic(fmt.Sprintf("clock: Virtual.Advance called with negative duration %v", d))
+	}
+	return v.AdvanceTo(v.Now().Add(d))
+}
+
+// AdvanceTo moves the clock forward to t as Advance does and returns the
+// number of callbacks it ran. AdvanceTo panics if t is before the current
+// time: a virtual clock never goes backwards.
+func (v *Virtual) AdvanceTo(t time.Time) int {
+	v.mu.Lock()
+	if t.Before(v.now) {
+		now := v.now
+		v.mu.Unlock()
+		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
+	}
+	ran := 0
+	for len(v.timers) > 0 && !v.timers[0].when.After(t) {
+		ran++
+		v.fireFirstLocked() // unlocks and relocks around the callback
+	}
+	v.now = t
+	v.mu.Unlock()
+	return ran
+}
+
+// AdvanceNext moves the clock to the earliest pending deadline and runs
+// every callback due at that instant. It returns how far the clock moved
+// and false if no timer was pending, in which case the clock stays put.
+func (v *Virtual) AdvanceNext() (time.Duration, bool) {
+	v.mu.Lock()
+	if len(v.timers) == 0 {
+		v.mu.Unlock()
+		return 0, false
+	}
+	when := v.timers[0].when
+	d := max(when.Sub(v.now), 0)
+	v.mu.Unlock()
+	v.Advance(d)
+	return d, true
+}
+
+// fireFirstLocked pops the earliest timer, moves the clock to its deadline
+// and runs its callback with v.mu released. v.mu is held again on return.
+func (v *Virtual) fireFirstLocked() {
+	t := heap.Pop(&v.timers).(*virtualTimer)
+	if t.when.After(v.now) {
+		v.now = t.when
+	}
+	f := t.f
+	v.mu.Unlock()
+	defer v.mu.Lock()
+	f()
+}
+
+func (v *Virtual) startLocked(t *virtualTimer, d time.Duration) {
+	t.when = v.now.Add(max(d, 0))
+	v.seq++
+	t.seq = v.seq
+	heap.Push(&v.timers, t)
+}
+
+type virtualTimer struct {
+	v     *Virtual
+	when  time.Time
+	seq   uint64
+	f     func()
+	index int // position in v.timers, -1 when not pending; guarded by v.mu
+}
+
+func (t *virtualTimer) Stop() bool {
+	t.v.mu.Lock()
+	defer t.v.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.v.timers, t.index)
+	return true
+}
+
+func (t *virtualTimer) Reset(d time.Duration) bool {
+	t.v.mu.Lock()
+	defer t.v.mu.Unlock()
+	active := t.index >= 0
+	if active {
+		heap.Remove(&t.v.timers, t.index)
+	}
+	t.v.startLocked(t, d)
+	return active
+}
+
+// virtualHeap orders timers by (deadline, start order).
+type virtualHeap []*virtualTimer
+
+func (h virtualHeap) Len() int { return len(h) }
+func (h virtualHeap) Less(i, j int) bool {
+	if !h[i].when.Equal(h[j].when) {
+		return h[i].when.Before(h[j].when)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h virtualHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *virtualHeap) Push(x any) {
+	t := x.(*virtualTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *virtualHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	t.index = -1
+	return t
+}

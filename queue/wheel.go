@@ -1,0 +1,323 @@
+package queue
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Wheel is the engine: a hierarchical timing wheel (Varghese & Lauck,
+// "Hashed and Hierarchical Timing Wheels", SOSP 1987) with O(1) schedule,
+// cancel and reschedule, and O(1) amortised expiry per timer.
+//
+// # Levels
+//
+// The wheel has 11 levels of 64 slots. A slot at level k spans 64^k ticks,
+// so level k reaches 64^(k+1) ticks ahead. With the scheduler's default tick
+// of one millisecond:
+//
+//	level  slot width   reaches
+//	  0        1 ms      64 ms
+//	  1       64 ms     4.1 s
+//	  2      4.1 s      4.4 min
+//	  3      4.4 min    4.7 h
+//	  4      4.7 h     12.4 days
+//	  5     12.4 days   2.2 years
+//	  6      2.2 years  139 years
+//	  7..10  (the rest of the int64 range)
+//
+// Eleven levels of six bits cover all 64 bits of a tick, so every deadline
+// an int64 can hold has a slot: nothing is clamped to a horizon and there is
+// no overflow list.
+//
+// # Placement
+//
+// A timer due at tick t, with the wheel's current tick at now, goes to the
+// level of the highest six-bit digit in which t and now differ, in the slot
+// given by t's digit at that level. (tokio's wheel places timers the same
+// way.) Two things follow. Every timer at level k is due before every timer
+// at level k+1, so the earliest timer is in the lowest occupied level's
+// first occupied slot, which a uint64 occupancy bitmap per level finds with
+// one TrailingZeros64. And when the current tick reaches a slot at level
+// k > 0, each of its timers moves down to a lower level: a timer cascades at
+// most once per level, at most ten times in its life.
+//
+// # Order and exactness
+//
+// A level-0 slot holds exactly one tick, and a slot's list keeps the order
+// in which timers arrived; all timers with the same deadline are always in
+// the same list, so cascading keeps them in schedule order. Expire fires a
+// level-0 slot only once the current tick has reached it: the wheel never
+// fires early and, given a driver that calls Expire at each tick Next
+// returns, never late.
+//
+// The downside of this choice is Next: when level 0 is empty, the earliest
+// deadline lies inside a coarser slot, and Next walks that slot's list to
+// find it. A driver that sleeps until Next (rather than until the slot's
+// start, as Linux and tokio do) never wakes with nothing due, at the cost
+// of that walk; each timer is walked at most once per level before it
+// cascades, unless Next is asked again without the wheel moving.
+//
+// A Wheel is not safe for concurrent use.
+type Wheel struct {
+	now    int64             // current tick; every entry in a slot is due after it
+	n      int               // pending entries
+	due    Entry             // sentinel: entries due at or before now, in order
+	firing Entry             // sentinel: entries Expire has taken and is firing
+	levels [numLevels]*level // levels[k] spans 64^(k+1) ticks
+}
+
+const (
+	levelBits  = 6
+	levelSlots = 1 << levelBits
+	numLevels  = (64 + levelBits - 1) / levelBits // 11: every int64 tick fits
+)
+
+type level struct {
+	occupied uint64            // bit i set iff slots[i] is not empty
+	slots    [levelSlots]Entry // list sentinels
+}
+
+// NewWheel returns an empty wheel whose current tick is 0.
+func NewWheel() *Wheel {
+	w := &Wheel{}
+	w.due.initList()
+	w.firing.initList()
+	for k := range w.levels {
+		l := &level{}
+		for i := range l.slots {
+			l.slots[i].initList()
+		}
+		w.levels[k] = l
+	}
+	return w
+}
+
+// Now returns the wheel's current tick.
+func (w *Wheel) Now() int64 { return w.now }
+
+// Len returns the number of pending timers. The complexity is O(1).
+func (w *Wheel) Len() int { return w.n }
+
+// Schedule allocates an entry due at tick when and inserts it. The
+// complexity is O(1).
+func (w *Wheel) Schedule(when int64) *Entry {
+	e := new(Entry)
+	w.Insert(e, when)
+	return e
+}
+
+// Insert schedules e, which must not be pending, to fall due at tick when.
+// A deadline at or before the current tick makes e due now: it fires on
+// the next Expire. The complexity is O(1).
+func (w *Wheel) Insert(e *Entry, when int64) {
+	if e.prev != nil {
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.when))
+	}
+	e.when = max(when, w.now)
+	w.place(e)
+	w.n++
+}
+
+// place links e into the slot its deadline belongs to, or into the due
+// list if it is due at the current tick.
+func (w *Wheel) place(e *Entry) {
+	if e.when <= w.now {
+		w.due.pushBack(e)
+		return
+	}
+	k, i := w.slotOf(e.when)
+	l := w.levels[k]
+	l.slots[i].pushBack(e)
+	l.occupied |= 1 << i
+}
+
+// slotOf returns the level and slot of a deadline after the current tick.
+func (w *Wheel) slotOf(when int64) (k, i int) {
+	k = (bits.Len64(uint64(when^w.now)) - 1) / levelBits
+	i = int(uint64(when)>>(k*levelBits)) & (levelSlots - 1)
+	return k, i
+}
+
+// Cancel removes e if it is pending and reports whether it was. The
+// complexity is O(1).
+func (w *Wheel) Cancel(e *Entry) bool {
+	if e.prev == nil {
+		return false
+	}
+	w.remove(e)
+	return true
+}
+
+func (w *Wheel) remove(e *Entry) {
+	e.unlink()
+	w.n--
+	if e.when <= w.now {
+		return // in the due or firing list: no bitmap to update
+	}
+	k, i := w.slotOf(e.when)
+	l := w.levels[k]
+	if l.slots[i].empty() {
+		l.occupied &^= 1 << i
+	}
+}
+
+// Reschedule moves e to tick when, inserting it if it was not pending, and
+// reports whether it was pending. It counts as a new schedule for the order
+// of equal deadlines. The complexity is O(1).
+func (w *Wheel) Reschedule(e *Entry, when int64) bool {
+	pending := e.prev != nil
+	if pending {
+		w.remove(e)
+	}
+	w.Insert(e, when)
+	return pending
+}
+
+// Next returns the earliest pending deadline and false if nothing is
+// pending. It is O(1) when a timer is due within 64 ticks or is due now;
+// otherwise it walks the list of the first occupied slot (see the type's
+// documentation).
+func (w *Wheel) Next() (int64, bool) {
+	if !w.due.empty() {
+		return w.now, true
+	}
+	k, i, ok := w.first()
+	if !ok {
+		return 0, false
+	}
+	if k == 0 {
+		return w.slotStart(0, i), true
+	}
+	s := &w.levels[k].slots[i]
+	next := s.next.when
+	for e := s.next.next; e != s; e = e.next {
+		next = min(next, e.when)
+	}
+	return next, true
+}
+
+// first returns the lowest occupied level and its first occupied slot.
+func (w *Wheel) first() (k, i int, ok bool) {
+	for k, l := range w.levels {
+		if l.occupied != 0 {
+			return k, bits.TrailingZeros64(l.occupied), true
+		}
+	}
+	return 0, 0, false
+}
+
+// slotStart returns the first tick of slot i at level k: the current tick's
+// digits above level k, i at level k, zeros below.
+func (w *Wheel) slotStart(k, i int) int64 {
+	shift := uint(k * levelBits)
+	upper := uint64(w.now) >> (shift + levelBits) << (shift + levelBits)
+	return int64(upper | uint64(i)<<shift)
+}
+
+// Expire moves the current tick forward to now, firing in order every timer
+// due by then, and returns how many fired. Each timer is removed before fire
+// is called with it, so fire may schedule, cancel or reschedule any timer
+// (including the one it was given) but must not call Expire. A timer made
+// due now by fire is fired by this call only if the current tick still has
+// a slot to reach; otherwise it waits for the next Expire. The complexity
+// is O(1) per timer fired plus O(1) per slot reached, each reached slot at
+// level k > 0 moving its timers down a level.
+func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
+	fired := w.fireDue(fire)
+	for {
+		k, i, ok := w.first()
+		if !ok {
+			break
+		}
+		start := w.slotStart(k, i)
+		if start > now {
+			break
+		}
+		w.now = start // never early: only now is start <= the caller's now
+		l := w.levels[k]
+		l.occupied &^= 1 << i
+		if k == 0 {
+			w.due.spliceBack(&l.slots[i])
+		} else {
+			w.cascade(&l.slots[i])
+		}
+		fired += w.fireDue(fire)
+	}
+	w.now = max(w.now, now)
+	return fired
+}
+
+// cascade empties the slot whose sentinel is s, placing each of its entries
+// again relative to the current tick: in a lower level, or in the due list
+// if due at the current tick. The slot's order is kept.
+func (w *Wheel) cascade(s *Entry) {
+	e, last := s.next, s.prev
+	s.initList()
+	for {
+		next := e.next
+		w.place(e)
+		if e == last {
+			return
+		}
+		e = next
+	}
+}
+
+// fireDue fires the entries in the due list. Entries fire may add to the
+// due list wait for the next call.
+func (w *Wheel) fireDue(fire func(*Entry)) int {
+	if w.due.empty() {
+		return 0
+	}
+	w.firing.spliceBack(&w.due)
+	fired := 0
+	for !w.firing.empty() {
+		e := w.firing.next
+		e.unlink()
+		w.n--
+		fired++
+		fire(e)
+	}
+	return fired
+}
+
+// Verify checks every invariant of the wheel and returns an error naming
+// the first one broken. It walks every entry: it is meant for tests.
+func (w *Wheel) Verify() error {
+	count := 0
+	for _, s := range []*Entry{&w.due, &w.firing} {
+		for e := s.next; e != s; e = e.next {
+			if e.when > w.now {
+				return fmt.Errorf("due entry at tick %d after current tick %d", e.when, w.now)
+			}
+			if e.next.prev != e {
+				return fmt.Errorf("due list broken at tick %d", e.when)
+			}
+			count++
+		}
+	}
+	for k, l := range w.levels {
+		for i := range l.slots {
+			s := &l.slots[i]
+			if got, want := l.occupied&(1<<i) != 0, !s.empty(); got != want {
+				return fmt.Errorf("level %d slot %d: occupied bit %v, list non-empty %v", k, i, got, want)
+			}
+			for e := s.next; e != s; e = e.next {
+				if e.next.prev != e {
+					return fmt.Errorf("level %d slot %d: list broken at tick %d", k, i, e.when)
+				}
+				if e.when <= w.now {
+					return fmt.Errorf("level %d slot %d: entry due at %d, not after current tick %d", k, i, e.when, w.now)
+				}
+				if ek, ei := w.slotOf(e.when); ek != k || ei != i {
+					return fmt.Errorf("entry due at %d in level %d slot %d, belongs in level %d slot %d", e.when, k, i, ek, ei)
+				}
+				count++
+			}
+		}
+	}
+	if count != w.n {
+		return fmt.Errorf("Len is %d, but %d entries are linked", w.n, count)
+	}
+	return nil
+}
