@@ -9,7 +9,7 @@ import (
 	"github.com/timewheel/timewheel/queue/queuetest"
 )
 
-func newWheel() queue.Queue[*queue.Entry]         { return queue.NewWheel() }
+func newWheel() queue.Queue[*queue.Entry]        { return queue.NewWheel() }
 func newReference() queue.Queue[*queue.RefTimer] { return queue.NewReference() }
 
 func TestConformance(t *testing.T) {

@@ -1,0 +1,26 @@
+package timewheel
+
+import (
+	"sync"
+	"time"
+)
+
+// Default returns the wheel behind the package-level functions: made by
+// New() on first use, with a one-millisecond tick and the real clock, and
+// never closed. While no timer is pending it holds no goroutine.
+var Default = sync.OnceValue(func() *Wheel { return New() })
+
+// AfterFunc is Default().AfterFunc: a drop-in for time.AfterFunc.
+func AfterFunc(d time.Duration, f func()) *Timer { return Default().AfterFunc(d, f) }
+
+// NewTimer is Default().NewTimer: a drop-in for time.NewTimer.
+func NewTimer(d time.Duration) *Timer { return Default().NewTimer(d) }
+
+// After is Default().After: a drop-in for time.After.
+func After(d time.Duration) <-chan time.Time { return Default().After(d) }
+
+// NewTicker is Default().NewTicker: a drop-in for time.NewTicker.
+func NewTicker(d time.Duration) *Ticker { return Default().NewTicker(d) }
+
+// Sleep is Default().Sleep: a drop-in for time.Sleep.
+func Sleep(d time.Duration) { Default().Sleep(d) }

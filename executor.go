@@ -1,0 +1,106 @@
+package timewheel
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Executor runs AfterFunc callbacks. The wheel calls Execute from its
+// driver, one callback at a time, in deadline order; Execute should not
+// block, since the next callbacks wait behind it.
+type Executor interface {
+	Execute(f func())
+}
+
+// Inline returns an Executor that runs each callback on the driver, before
+// the next: callbacks run one at a time, in order, and a slow one delays
+// every timer behind it. It suits short callbacks and tests on a
+// [clock.Virtual], where the callbacks have all run when Advance returns.
+func Inline() Executor { return inline{} }
+
+type inline struct{}
+
+func (inline) Execute(f func()) { f() }
+
+// DefaultWorkers is the size of a wheel's own pool unless WithWorkers says
+// otherwise: four per processor, so that callbacks that block briefly do
+// not hold up the rest.
+func DefaultWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// Pool is the wheel's default Executor: a FIFO queue of callbacks served
+// by at most a fixed number of goroutines. A worker starts when callbacks
+// are queued and fewer than the limit run, and exits when the queue is
+// empty, so an idle pool holds no goroutine and a burst of a million
+// callbacks starts at most the limit. The queue is unbounded: the driver
+// never blocks on it.
+//
+// A Pool is safe for concurrent use.
+type Pool struct {
+	limit        int
+	panicHandler func(any)
+	workers      sync.WaitGroup
+
+	mu      sync.Mutex
+	queue   []func() // guarded by mu; pending callbacks from head on
+	head    int      // guarded by mu
+	running int      // guarded by mu; live workers
+}
+
+// NewPool returns a pool of at most workers goroutines; workers < 1 means
+// DefaultWorkers().
+func NewPool(workers int) *Pool {
+	if workers < 1 {
+		workers = DefaultWorkers()
+	}
+	return &Pool{limit: workers}
+}
+
+// Execute queues f to run on a worker. The complexity is O(1) amortised.
+func (p *Pool) Execute(f func()) {
+	p.executeAll([]func(){f})
+}
+
+// executeAll queues fs in order under one lock.
+func (p *Pool) executeAll(fs []func()) {
+	p.mu.Lock()
+	p.queue = append(p.queue, fs...)
+	start := min(p.limit-p.running, len(p.queue)-p.head)
+	p.running += start
+	p.mu.Unlock()
+	p.workers.Add(start)
+	for range start {
+		go p.work()
+	}
+}
+
+// Wait blocks until the queue is empty and every worker has exited.
+func (p *Pool) Wait() { p.workers.Wait() }
+
+func (p *Pool) work() {
+	defer p.workers.Done()
+	for {
+		p.mu.Lock()
+		if p.head == len(p.queue) {
+			p.queue, p.head = p.queue[:0], 0
+			p.running--
+			p.mu.Unlock()
+			return
+		}
+		f := p.queue[p.head]
+		p.queue[p.head] = nil
+		p.head++
+		p.mu.Unlock()
+		p.run(f)
+	}
+}
+
+func (p *Pool) run(f func()) {
+	if p.panicHandler != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				p.panicHandler(r)
+			}
+		}()
+	}
+	f()
+}

@@ -1,0 +1,72 @@
+package timewheel
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel/clock"
+)
+
+// An Option configures a Wheel made by New.
+type Option func(*config)
+
+type config struct {
+	tick         time.Duration
+	clock        clock.Clock
+	exec         Executor
+	workers      int
+	panicHandler func(any)
+}
+
+// WithTick sets the wheel's tick, the granularity of its deadlines
+// (default one millisecond). Deadlines round up to the tick: a coarser tick
+// means fewer wakeups and later fires. WithTick panics if d is not
+// positive.
+func WithTick(d time.Duration) Option {
+	if d <= 0 {
+		panic(badDuration("WithTick", "tick", d))
+	}
+	return func(c *config) { c.tick = d }
+}
+
+// WithClock sets the clock the wheel reads and sleeps on (default
+// [clock.Real]). Tests pass a [clock.Virtual]. WithClock panics if c is
+// nil.
+func WithClock(c clock.Clock) Option {
+	if c == nil {
+		panic("timewheel: WithClock: nil clock")
+	}
+	return func(cfg *config) { cfg.clock = c }
+}
+
+// WithExecutor sets what runs AfterFunc callbacks (default: the wheel's
+// own [Pool] of at most [DefaultWorkers] goroutines). [Inline] runs them
+// on the driver; any other Executor gets them in deadline order. Close
+// waits only for the wheel's own pool. WithExecutor panics if e is nil.
+func WithExecutor(e Executor) Option {
+	if e == nil {
+		panic("timewheel: WithExecutor: nil executor")
+	}
+	return func(c *config) { c.exec = e }
+}
+
+// WithWorkers sets the size of the wheel's own pool: at most n callbacks
+// run at once (default [DefaultWorkers]). It has no effect with
+// WithExecutor. WithWorkers panics if n is less than 1.
+func WithWorkers(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("timewheel: WithWorkers: fewer than one worker: %d", n))
+	}
+	return func(c *config) { c.workers = n }
+}
+
+// WithPanicHandler makes the wheel recover a panicking AfterFunc callback
+// and call h with the value, instead of crashing the program as
+// time.AfterFunc would. The wheel and every other timer carry on. h runs on
+// the goroutine the callback ran on. WithPanicHandler panics if h is nil.
+func WithPanicHandler(h func(any)) Option {
+	if h == nil {
+		panic("timewheel: WithPanicHandler: nil handler")
+	}
+	return func(c *config) { c.panicHandler = h }
+}

@@ -1,0 +1,138 @@
+package timewheel
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/timewheel/timewheel/queue"
+)
+
+// Timer is a single event on a wheel, like time.Timer: when it fires, the
+// current time is sent on C, unless the Timer was made by AfterFunc. It is
+// made by [Wheel.NewTimer] or [Wheel.AfterFunc].
+//
+// Stop and Reset follow package time's Go 1.23 semantics: once either has
+// returned, no value sent for an earlier deadline can be received from C,
+// and they return true when that value had not been received yet.
+//
+// A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
+// AfterFunc timer; a channel timer adds its channel.
+type Timer struct {
+	e queue.Entry // first: the wheel's link to the Timer; see expireLocked
+	// C is the channel on which the time is delivered. It is nil for a
+	// Timer made by AfterFunc.
+	C <-chan time.Time
+	f func() // AfterFunc's callback; nil for a channel Timer or a Ticker
+	w *Wheel
+}
+
+// sendC returns C with its send direction: C is made bidirectional and
+// only ever stored receive-only.
+func (t *Timer) sendC() chan time.Time {
+	return *(*chan time.Time)(unsafe.Pointer(&t.C))
+}
+
+// AfterFunc waits for the duration to elapse and then calls f through the
+// wheel's executor. It returns a Timer that can be used to cancel the call
+// using its Stop method. A d of zero or less means now. AfterFunc panics
+// if f is nil. The complexity is O(1).
+func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
+	if f == nil {
+		panic("timewheel: AfterFunc: nil func")
+	}
+	t := &Timer{f: f, w: w}
+	w.start(&t.e, d)
+	return t
+}
+
+// NewTimer creates a new Timer that will send the current time on its
+// channel after at least duration d. A d of zero or less means now. The
+// complexity is O(1).
+func (w *Wheel) NewTimer(d time.Duration) *Timer {
+	t := &Timer{C: make(chan time.Time, 1), w: w}
+	w.start(&t.e, d)
+	return t
+}
+
+// After waits for the duration to elapse and then sends the current time
+// on the returned channel. It is NewTimer(d).C.
+func (w *Wheel) After(d time.Duration) <-chan time.Time {
+	return w.NewTimer(d).C
+}
+
+// Sleep pauses the current goroutine for at least the duration d. A d of
+// zero or less returns at once, and so does Sleep on a closed wheel; Close
+// ends a Sleep in progress.
+func (w *Wheel) Sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := w.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-w.done:
+	}
+}
+
+// start schedules e, a new timer, d from now, unless the wheel is closed.
+func (w *Wheel) start(e *queue.Entry, d time.Duration) {
+	when := w.deadline(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.scheduleLocked(e, when)
+	}
+}
+
+// Stop prevents the Timer from firing. It returns true if the call stops
+// the timer, false if the timer has already expired or been stopped. For a
+// channel Timer, a value sent but not yet received counts as not expired:
+// Stop takes it back and returns true. Stop does not wait for an AfterFunc
+// callback that has started. The complexity is O(1).
+func (t *Timer) Stop() bool {
+	if t.w == nil {
+		panic("timewheel: Stop called on uninitialized Timer")
+	}
+	w := t.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	pending := w.cancelLocked(&t.e)
+	if t.C != nil && drain(t.C) {
+		pending = true
+	}
+	return pending
+}
+
+// Reset changes the timer to expire after duration d. It returns true if
+// the timer had been active, false if the timer had expired or been
+// stopped; for a channel Timer an unreceived value counts as active, and
+// Reset takes it back. On a closed wheel Reset returns false and does
+// nothing. The complexity is O(1).
+func (t *Timer) Reset(d time.Duration) bool {
+	if t.w == nil {
+		panic("timewheel: Reset called on uninitialized Timer")
+	}
+	w := t.w
+	when := w.deadline(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	pending := w.cancelLocked(&t.e)
+	if t.C != nil && drain(t.C) {
+		pending = true
+	}
+	w.scheduleLocked(&t.e, when)
+	return pending
+}
+
+// drain takes a buffered value from c, if any, and reports whether it did.
+func drain(c <-chan time.Time) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
