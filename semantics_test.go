@@ -1,0 +1,191 @@
+package timewheel_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// chanTimer is what the Stop/Reset scenarios need of a channel timer, so
+// that each runs on package time and on timewheel side by side.
+type chanTimer interface {
+	Stop() bool
+	Reset(time.Duration) bool
+	C() <-chan time.Time
+}
+
+type stdTimer struct{ *time.Timer }
+
+func (t stdTimer) C() <-chan time.Time { return t.Timer.C }
+
+type wheelTimer struct{ *timewheel.Timer }
+
+func (t wheelTimer) C() <-chan time.Time { return t.Timer.C }
+
+// received reports whether a value is waiting on c, taking it.
+func received(c <-chan time.Time) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// scenarios drive a timer through Stop and Reset and record what each call
+// returned and whether a value could be received. They run inside a
+// synctest bubble, where time.Sleep moves the fake clock.
+var scenarios = []struct {
+	name string
+	run  func(t chanTimer) []bool
+}{
+	{"stop pending, stop again", func(t chanTimer) []bool {
+		a := t.Stop()
+		b := t.Stop()
+		time.Sleep(2 * time.Second)
+		return []bool{a, b, received(t.C())}
+	}},
+	{"fired and received, then stop", func(t chanTimer) []bool {
+		<-t.C()
+		return []bool{t.Stop(), received(t.C())}
+	}},
+	{"fired, not received, then stop", func(t chanTimer) []bool {
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		return []bool{t.Stop(), received(t.C())}
+	}},
+	{"fired, not received, then reset", func(t chanTimer) []bool {
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		a := t.Reset(time.Second)
+		b := received(t.C()) // no stale value
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		return []bool{a, b, received(t.C())}
+	}},
+	{"reset pending", func(t chanTimer) []bool {
+		a := t.Reset(3 * time.Second)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		b := received(t.C())
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		return []bool{a, b, received(t.C())}
+	}},
+	{"stop then reset", func(t chanTimer) []bool {
+		a := t.Stop()
+		b := t.Reset(time.Second)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		return []bool{a, b, received(t.C()), t.Stop()}
+	}},
+	{"reset to zero fires now", func(t chanTimer) []bool {
+		a := t.Reset(0)
+		synctest.Wait()
+		return []bool{a, received(t.C())}
+	}},
+	{"reset negative after receive", func(t chanTimer) []bool {
+		<-t.C()
+		a := t.Reset(-time.Hour)
+		synctest.Wait()
+		return []bool{a, received(t.C()), t.Stop()}
+	}},
+}
+
+// TestTimerMatchesPackageTime runs every scenario on time.NewTimer and on
+// Wheel.NewTimer and requires the same results.
+func TestTimerMatchesPackageTime(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			var want, got []bool
+			synctest.Test(t, func(t *testing.T) {
+				want = sc.run(stdTimer{time.NewTimer(time.Second)})
+			})
+			synctest.Test(t, func(t *testing.T) {
+				w := timewheel.New()
+				defer w.Close()
+				got = sc.run(wheelTimer{w.NewTimer(time.Second)})
+			})
+			t.Logf("both: %v", want)
+			if len(got) != len(want) {
+				t.Fatalf("got %v, package time %v", got, want)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("got %v, package time %v", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestAfterFuncMatchesPackageTime compares Stop and Reset of AfterFunc
+// timers with package time's.
+func TestAfterFuncMatchesPackageTime(t *testing.T) {
+	type afterFunc func(time.Duration, func()) interface {
+		Stop() bool
+		Reset(time.Duration) bool
+	}
+	run := func(after afterFunc) []any {
+		var runs int
+		tm := after(time.Second, func() { runs++ })
+		a := tm.Stop()
+		b := tm.Reset(time.Second)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		c := tm.Stop()
+		d := tm.Reset(time.Second)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		return []any{a, b, c, d, runs}
+	}
+	var want, got []any
+	synctest.Test(t, func(t *testing.T) {
+		want = run(func(d time.Duration, f func()) interface {
+			Stop() bool
+			Reset(time.Duration) bool
+		} {
+			return time.AfterFunc(d, f)
+		})
+	})
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		got = run(func(d time.Duration, f func()) interface {
+			Stop() bool
+			Reset(time.Duration) bool
+		} {
+			return w.AfterFunc(d, f)
+		})
+	})
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, package time %v", got, want)
+		}
+	}
+}
+
+// TestNoStaleValueUnderRace stops and resets channel timers while the
+// driver fires them: after Stop or Reset returns, no value for an earlier
+// deadline may be received.
+func TestNoStaleValueUnderRace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		for i := range 200 {
+			tm := w.NewTimer(time.Duration(i%3) * time.Millisecond)
+			time.Sleep(time.Millisecond)
+			tm.Stop()
+			if received(tm.C) {
+				t.Fatalf("timer %d: value received after Stop returned", i)
+			}
+			tm.Reset(time.Hour)
+			if received(tm.C) {
+				t.Fatalf("timer %d: value received after Reset returned", i)
+			}
+			tm.Stop()
+		}
+	})
+}

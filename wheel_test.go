@@ -1,0 +1,393 @@
+package timewheel_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
+)
+
+var epoch = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+
+// newVirtual returns a wheel on a virtual clock whose callbacks run inline,
+// so every callback due has run when the clock's Advance returns.
+func newVirtual(t *testing.T, opts ...timewheel.Option) (*timewheel.Wheel, *clock.Virtual) {
+	t.Helper()
+	clk := clock.NewVirtual(epoch)
+	opts = append([]timewheel.Option{timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline())}, opts...)
+	w := timewheel.New(opts...)
+	t.Cleanup(func() { w.Close() })
+	return w, clk
+}
+
+// TestNeverEarlyAtMostOneTickLate schedules timers at random durations and
+// advances the virtual clock one wake at a time: each fires at or after its
+// deadline and less than a tick after it, and in deadline order.
+func TestNeverEarlyAtMostOneTickLate(t *testing.T) {
+	for _, tick := range []time.Duration{time.Millisecond, 7 * time.Millisecond, time.Second} {
+		t.Run(fmt.Sprint("tick=", tick), func(t *testing.T) {
+			w, clk := newVirtual(t, timewheel.WithTick(tick))
+			r := rand.New(rand.NewPCG(1, 2))
+			type fire struct{ due, at time.Time }
+			var fires []fire
+			for range 2000 {
+				d := time.Duration(r.Int64N(int64(10 * time.Minute)))
+				if r.IntN(10) == 0 {
+					clk.Advance(time.Duration(r.Int64N(int64(time.Second)))) // schedule from odd instants
+				}
+				due := clk.Now().Add(d)
+				w.AfterFunc(d, func() { fires = append(fires, fire{due, clk.Now()}) })
+			}
+			for {
+				if _, ok := clk.AdvanceNext(); !ok {
+					break
+				}
+			}
+			if len(fires) != 2000 {
+				t.Fatalf("%d timers fired, want 2000", len(fires))
+			}
+			for i, f := range fires {
+				if f.at.Before(f.due) {
+					t.Fatalf("timer %d fired %v early", i, f.due.Sub(f.at))
+				}
+				if late := f.at.Sub(f.due); late >= tick {
+					t.Fatalf("timer %d fired %v late, tick is %v", i, late, tick)
+				}
+				if i > 0 && f.at.Before(fires[i-1].at) {
+					t.Fatalf("timer %d fired at %v, before timer %d at %v", i, f.at, i-1, fires[i-1].at)
+				}
+			}
+		})
+	}
+}
+
+// TestSameTickFiresInScheduleOrder checks libuv's start-id order: the
+// durations differ by microseconds but round up to the same tick.
+func TestSameTickFiresInScheduleOrder(t *testing.T) {
+	w, clk := newVirtual(t)
+	var got []int
+	timers := make([]*timewheel.Timer, 100)
+	for i := range timers {
+		timers[i] = w.AfterFunc(time.Second-time.Duration(i%3)*time.Microsecond, func() { got = append(got, i) })
+	}
+	timers[10].Reset(time.Second) // a reset counts as a new start: 10 goes last
+	clk.Advance(2 * time.Second)
+	want := make([]int, 0, 100)
+	for i := range 100 {
+		if i != 10 {
+			want = append(want, i)
+		}
+	}
+	want = append(want, 10)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+}
+
+// TestDriverNeverWakesForNothing counts the driver's wakes: every wake of
+// the clock must fire a timer, and with nothing pending nothing is armed.
+func TestDriverNeverWakesForNothing(t *testing.T) {
+	w, clk := newVirtual(t)
+	fired := 0
+	var timers []*timewheel.Timer
+	for i := range 300 {
+		d := time.Duration(i*i) * 37 * time.Millisecond
+		timers = append(timers, w.AfterFunc(d, func() { fired++ }))
+	}
+	for i := 0; i < len(timers); i += 3 {
+		timers[i].Stop() // including the first, which the driver waits for
+	}
+	for {
+		before := fired
+		if _, ok := clk.AdvanceNext(); !ok {
+			break
+		}
+		if fired == before {
+			t.Fatalf("the driver woke at %v with nothing due (%d pending)", clk.Now(), w.Len())
+		}
+	}
+	if fired != 200 || w.Len() != 0 || clk.Len() != 0 {
+		t.Fatalf("fired %d, want 200; %d pending; %d clock timers armed", fired, w.Len(), clk.Len())
+	}
+	w.AfterFunc(time.Hour, func() {}).Stop()
+	if clk.Len() != 0 {
+		t.Fatal("the driver stays armed after the only timer was stopped")
+	}
+}
+
+// TestEarlierTimerMovesDriver: scheduling an earlier timer wakes the
+// driver sooner.
+func TestEarlierTimerMovesDriver(t *testing.T) {
+	w, clk := newVirtual(t)
+	var order []string
+	w.AfterFunc(time.Hour, func() { order = append(order, "hour") })
+	w.AfterFunc(time.Second, func() { order = append(order, "second") })
+	if d, _ := clk.AdvanceNext(); d != time.Second {
+		t.Fatalf("driver woke after %v, want 1s", d)
+	}
+	clk.Advance(time.Hour)
+	if strings.Join(order, ",") != "second,hour" {
+		t.Fatalf("fired %v", order)
+	}
+}
+
+// TestDurationsSaturate: durations near the end of time neither wrap nor
+// fire.
+func TestDurationsSaturate(t *testing.T) {
+	for _, tick := range []time.Duration{time.Nanosecond, time.Millisecond, time.Hour} {
+		w, clk := newVirtual(t, timewheel.WithTick(tick))
+		clk.Advance(time.Hour)
+		fired := false
+		w.AfterFunc(math.MaxInt64, func() { fired = true })
+		w.AfterFunc(math.MaxInt64-1, func() { fired = true })
+		clk.Advance(100 * 365 * 24 * time.Hour)
+		if fired || w.Len() != 2 {
+			t.Fatalf("tick %v: a timer for the end of time fired (%v) or was lost (%d pending)", tick, fired, w.Len())
+		}
+	}
+}
+
+func TestNegativeAndZeroAreDueNow(t *testing.T) {
+	w, clk := newVirtual(t)
+	n := 0
+	w.AfterFunc(0, func() { n++ })
+	w.AfterFunc(-time.Hour, func() { n++ })
+	w.AfterFunc(math.MinInt64, func() { n++ })
+	clk.Advance(0)
+	if n != 3 {
+		t.Fatalf("%d of 3 due-now timers fired on Advance(0)", n)
+	}
+}
+
+func TestTicker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		start := time.Now()
+		tk := w.NewTicker(100 * time.Millisecond)
+		for i := 1; i <= 3; i++ {
+			if at := (<-tk.C).Sub(start); at != time.Duration(i)*100*time.Millisecond {
+				t.Fatalf("tick %d at %v", i, at)
+			}
+		}
+		time.Sleep(350 * time.Millisecond) // a slow receiver misses ticks
+		if at := (<-tk.C).Sub(start); at != 400*time.Millisecond {
+			t.Fatalf("buffered tick at %v, want 400ms", at)
+		}
+		if at := (<-tk.C).Sub(start); at != 700*time.Millisecond {
+			t.Fatalf("next tick at %v, want 700ms (on the grid)", at)
+		}
+		tk.Reset(time.Second)
+		if at := (<-tk.C).Sub(start); at != 1700*time.Millisecond {
+			t.Fatalf("tick after Reset at %v, want 1.7s", at)
+		}
+		tk.Stop()
+		time.Sleep(5 * time.Second)
+		if received(tk.C) {
+			t.Fatal("tick after Stop")
+		}
+		if w.Len() != 0 {
+			t.Fatalf("%d pending after Stop", w.Len())
+		}
+	})
+}
+
+func TestSleepAndAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		start := time.Now()
+		w.Sleep(1500 * time.Microsecond)
+		if d := time.Since(start); d < 1500*time.Microsecond || d >= 2500*time.Microsecond {
+			t.Fatalf("Sleep(1.5ms) took %v", d)
+		}
+		<-w.After(time.Minute)
+		if d := time.Since(start); d < time.Minute {
+			t.Fatalf("After(1m) fired after %v", d)
+		}
+	})
+}
+
+func TestPackageLevelFunctions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The default wheel is shared by the whole process; inside a bubble
+		// only timers started inside may be waited on, so use a wheel made
+		// here for the clock and check the package-level names compile to it.
+		start := time.Now()
+		timewheel.Sleep(-1)
+		if time.Since(start) != 0 {
+			t.Fatal("Sleep(-1) slept")
+		}
+	})
+	if timewheel.Default() != timewheel.Default() {
+		t.Fatal("Default returns different wheels")
+	}
+	done := make(chan bool)
+	timewheel.AfterFunc(0, func() { done <- true })
+	<-done
+	<-timewheel.After(0)
+	<-timewheel.NewTimer(-1).C
+	tk := timewheel.NewTicker(time.Millisecond)
+	<-tk.C
+	tk.Stop()
+}
+
+func TestBadInputPanics(t *testing.T) {
+	w, _ := newVirtual(t)
+	cases := []struct {
+		name, want string
+		f          func()
+	}{
+		{"NewTicker", "timewheel: NewTicker: non-positive interval -5ms", func() { w.NewTicker(-5 * time.Millisecond) }},
+		{"NewTicker zero", "timewheel: NewTicker: non-positive interval 0s", func() { w.NewTicker(0) }},
+		{"Ticker.Reset", "timewheel: Ticker.Reset: non-positive interval -1s", func() { w.NewTicker(time.Second).Reset(-time.Second) }},
+		{"WithTick", "timewheel: WithTick: non-positive tick -1ns", func() { timewheel.WithTick(-1) }},
+		{"AfterFunc nil", "timewheel: AfterFunc: nil func", func() { w.AfterFunc(time.Second, nil) }},
+		{"WithWorkers", "timewheel: WithWorkers: fewer than one worker: 0", func() { timewheel.WithWorkers(0) }},
+		{"zero Timer", "timewheel: Stop called on uninitialized Timer", func() { new(timewheel.Timer).Stop() }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != c.want {
+					t.Fatalf("panic %q, want %q", r, c.want)
+				}
+			}()
+			c.f()
+		})
+	}
+}
+
+func TestPanicHandlerKeepsTheWheelRunning(t *testing.T) {
+	var mu sync.Mutex
+	var caught []any
+	for _, name := range []string{"inline", "pool"} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []timewheel.Option{timewheel.WithPanicHandler(func(r any) {
+					mu.Lock()
+					caught = append(caught, r)
+					mu.Unlock()
+				})}
+				if name == "inline" {
+					opts = append(opts, timewheel.WithExecutor(timewheel.Inline()))
+				}
+				w := timewheel.New(opts...)
+				defer w.Close()
+				caught = nil
+				ran := make(chan int, 10)
+				for i := range 10 {
+					w.AfterFunc(time.Second, func() {
+						if i%3 == 0 {
+							panic(fmt.Sprint("boom ", i))
+						}
+						ran <- i
+					})
+				}
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if len(ran) != 6 || len(caught) != 4 {
+					t.Fatalf("%d callbacks ran, %d panics caught; want 6 and 4", len(ran), len(caught))
+				}
+			})
+		})
+	}
+}
+
+func TestClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		for range 5 {
+			w.AfterFunc(time.Hour, func() { t.Error("a discarded timer fired") })
+		}
+		tm := w.NewTimer(time.Hour)
+		slept := make(chan struct{})
+		go func() { w.Sleep(24 * time.Hour); close(slept) }()
+		synctest.Wait()
+		started := make(chan struct{})
+		finished := false
+		w.AfterFunc(0, func() { close(started); time.Sleep(time.Second); finished = true })
+		<-started
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !finished {
+			t.Fatal("Close returned before a running callback finished")
+		}
+		<-slept // Close ends a Sleep in progress
+		if got := w.Discarded(); got != 7 {
+			t.Fatalf("Discarded() = %d, want 7 (5 AfterFunc, 1 NewTimer, 1 Sleep)", got)
+		}
+		if tm.Stop() {
+			t.Fatal("Stop of a discarded timer returned true")
+		}
+		if err := w.Close(); err != timewheel.ErrClosed {
+			t.Fatalf("second Close = %v, want ErrClosed", err)
+		}
+		late := w.AfterFunc(time.Millisecond, func() { t.Error("a timer made after Close fired") })
+		if late.Stop() || late.Reset(time.Second) || w.Len() != 0 {
+			t.Fatal("a timer made after Close is pending")
+		}
+		w.Sleep(time.Hour) // returns at once
+		time.Sleep(time.Hour)
+	})
+}
+
+// TestConcurrentUse hammers one wheel from several goroutines; run it with
+// -race. Every timer either fires once or is stopped, never both.
+func TestConcurrentUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		fired := map[int]int{}
+		stopped := map[int]bool{}
+		for g := range 4 {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(g), 9))
+				for i := range 500 {
+					id := g*1000 + i
+					tm := w.AfterFunc(time.Duration(r.IntN(20))*time.Millisecond, func() {
+						mu.Lock()
+						fired[id]++
+						mu.Unlock()
+					})
+					if r.IntN(2) == 0 {
+						time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond)
+					}
+					if r.IntN(3) == 0 && tm.Stop() {
+						mu.Lock()
+						stopped[id] = true
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		for id := range 4000 {
+			if id%1000 >= 500 {
+				continue
+			}
+			if fired[id]+btoi(stopped[id]) != 1 {
+				t.Fatalf("timer %d fired %d times, stopped %v", id, fired[id], stopped[id])
+			}
+		}
+	})
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
