@@ -8,6 +8,11 @@ import (
 // Default returns the wheel behind the package-level functions: made by
 // New() on first use, with a one-millisecond tick and the real clock, and
 // never closed. While no timer is pending it holds no goroutine.
+//
+// The default wheel is shared by the whole process, so it cannot live in
+// a testing/synctest bubble: code tested inside bubbles should take a
+// *Wheel made inside the bubble (New) rather than use the package-level
+// functions.
 var Default = sync.OnceValue(func() *Wheel { return New() })
 
 // AfterFunc is Default().AfterFunc: a drop-in for time.AfterFunc.

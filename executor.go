@@ -76,23 +76,36 @@ func (p *Pool) executeAll(fs []func()) {
 // Wait blocks until the queue is empty and every worker has exited.
 func (p *Pool) Wait() { p.workers.Wait() }
 
+// work runs queued callbacks until the queue is empty. Under a burst a
+// worker takes a run of callbacks per lock, a fair share of the queue but
+// at most maxRun, so that a million callbacks cost thousands of lock
+// round trips, not a million; with a short queue it takes one at a time,
+// so a callback that blocks holds up no other.
 func (p *Pool) work() {
 	defer p.workers.Done()
+	var run []func()
 	for {
 		p.mu.Lock()
-		if p.head == len(p.queue) {
+		queued := len(p.queue) - p.head
+		if queued == 0 {
 			p.queue, p.head = p.queue[:0], 0
 			p.running--
 			p.mu.Unlock()
 			return
 		}
-		f := p.queue[p.head]
-		p.queue[p.head] = nil
-		p.head++
+		take := min(max(queued/p.running/2, 1), maxRun)
+		run = append(run[:0], p.queue[p.head:p.head+take]...)
+		clear(p.queue[p.head : p.head+take])
+		p.head += take
 		p.mu.Unlock()
-		p.run(f)
+		for _, f := range run {
+			p.run(f)
+		}
+		clear(run)
 	}
 }
+
+const maxRun = 64
 
 func (p *Pool) run(f func()) {
 	if p.panicHandler != nil {

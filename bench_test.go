@@ -1,0 +1,248 @@
+package timewheel_test
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/queue"
+)
+
+// The workloads of DESIGN.md, each run on timewheel and on package time in
+// the same function so that one benchstat shows the ratio:
+//
+//	go test -run '^$' -bench 'W[1-4]' -count 6 . > bench.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl bench.txt
+
+var benchSizes = []int{1e3, 1e5, 1e6}
+
+// rng is a xorshift generator: cheap enough not to blur the numbers.
+type rng uint64
+
+func (r *rng) next() uint64 {
+	*r ^= *r << 13
+	*r ^= *r >> 7
+	*r ^= *r << 17
+	return uint64(*r)
+}
+
+// between returns a duration in [lo, hi).
+func (r *rng) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(r.next()%uint64(hi-lo))
+}
+
+func noop() {}
+
+// stopper is what the workloads need of a timer.
+type stopper interface {
+	Stop() bool
+	Reset(time.Duration) bool
+}
+
+// impls are the contenders. Each returns an AfterFunc and a cleanup.
+var impls = []struct {
+	name string
+	make func() (func(time.Duration, func()) stopper, func())
+}{
+	{"timewheel", func() (func(time.Duration, func()) stopper, func()) {
+		w := timewheel.New()
+		return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, func() { w.Close() }
+	}},
+	{"time", func() (func(time.Duration, func()) stopper, func()) {
+		return func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }, func() {}
+	}},
+}
+
+// BenchmarkW1Churn: n timers pending 10-60 s out; each op starts one and
+// stops a random pending one.
+func BenchmarkW1Churn(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
+				after, cleanup := impl.make()
+				defer cleanup()
+				r := rng(n)
+				timers := make([]stopper, n)
+				for i := range timers {
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					i := r.next() % uint64(n)
+					timers[i].Stop()
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				b.StopTimer()
+				for _, t := range timers {
+					t.Stop()
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
+			// The bare engine: no lock, no clock, no callback.
+			q := queue.NewWheel()
+			r := rng(n)
+			entries := make([]*queue.Entry, n)
+			for i := range entries {
+				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				i := r.next() % uint64(n)
+				q.Cancel(entries[i])
+				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+			}
+		})
+	}
+}
+
+// BenchmarkW2Refresh: n timers pending; each op resets a random one to
+// 30 s, as an idle timeout is refreshed on every read.
+func BenchmarkW2Refresh(b *testing.B) {
+	for _, n := range benchSizes {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
+				after, cleanup := impl.make()
+				defer cleanup()
+				r := rng(n)
+				timers := make([]stopper, n)
+				for i := range timers {
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					timers[r.next()%uint64(n)].Reset(30 * time.Second)
+				}
+				b.StopTimer()
+				for _, t := range timers {
+					t.Stop()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkW3Burst: a million timers, all due inside one 100 ms window,
+// with a trivial callback. It reports the CPU time per fire and how late
+// the last callback ran after the window closed.
+func BenchmarkW3Burst(b *testing.B) {
+	const n, window = 1_000_000, 100 * time.Millisecond
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var late, cpu time.Duration
+			runs := 0
+			for b.Loop() {
+				after, cleanup := impl.make()
+				l, c := burst(after, n, window)
+				cleanup()
+				late, cpu, runs = late+l, cpu+c, runs+1
+			}
+			b.ReportMetric(float64(late.Milliseconds())/float64(runs), "ms-late")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs*n), "cpu-ns/fire")
+		})
+	}
+}
+
+// burst schedules n timers due in [start, start+window), waits for all to
+// fire, and returns how late the last ran after start+window and the CPU
+// time the process spent while they fired.
+func burst(after func(time.Duration, func()) stopper, n int, window time.Duration) (late, cpu time.Duration) {
+	var fired atomic.Int64
+	var last time.Time // when the last callback ran
+	done := make(chan struct{})
+	f := func() {
+		if fired.Add(1) == int64(n) {
+			last = time.Now()
+			close(done)
+		}
+	}
+	start := time.Now().Add(2 * time.Second) // after scheduling is over
+	r := rng(7)
+	for range n {
+		at := start.Add(r.between(0, window))
+		after(time.Until(at), f)
+	}
+	runtime.GC()
+	time.Sleep(time.Until(start) - 10*time.Millisecond)
+	before := cpuTime()
+	<-done
+	cpu = cpuTime() - before
+	return last.Sub(start.Add(window)), cpu
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkW4Memory reports the heap bytes per pending timer with a
+// million pending.
+func BenchmarkW4Memory(b *testing.B) {
+	const n = 1_000_000
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var perTimer float64
+			for b.Loop() {
+				after, cleanup := impl.make()
+				timers := make([]stopper, n)
+				f := func() {}
+				before := heapInUse()
+				for i := range timers {
+					timers[i] = after(time.Hour+time.Duration(i), f)
+				}
+				perTimer = float64(heapInUse()-before) / n
+				for _, t := range timers {
+					t.Stop()
+				}
+				cleanup()
+			}
+			b.ReportMetric(perTimer, "B/timer")
+		})
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// BenchmarkW7Parallel: goroutines (GOMAXPROCS of them) churning timers at
+// once on one wheel, against package time.
+func BenchmarkW7Parallel(b *testing.B) {
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			after, cleanup := impl.make()
+			defer cleanup()
+			var seed atomic.Uint64
+			var mu sync.Mutex
+			var leftovers []stopper
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rng(seed.Add(1))
+				timers := make([]stopper, 1000)
+				for i := range timers {
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				for pb.Next() {
+					i := r.next() % uint64(len(timers))
+					timers[i].Stop()
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				mu.Lock()
+				leftovers = append(leftovers, timers...)
+				mu.Unlock()
+			})
+			for _, t := range leftovers {
+				t.Stop()
+			}
+		})
+	}
+}
