@@ -70,8 +70,15 @@ type Wheel struct {
 	nextWhen  int64
 	nextCount int
 
+	// Every hintEvery-th entry cascaded into each level-0 slot, so that
+	// warm can walk a big slot as many short chains at once. Hints are
+	// only ever read ahead of time: a stale one costs a wasted load.
+	hints   [levelSlots][]*Entry
+	hintN   [levelSlots]int
 	warmSum int64 // written by warm so that its loads are kept
 }
+
+const hintEvery = 32
 
 const (
 	levelBits  = 6
@@ -267,6 +274,7 @@ func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
 		l := w.levels[k]
 		l.occupied &^= 1 << i
 		if k == 0 {
+			w.warmHints(i)
 			w.due.spliceBack(&l.slots[i])
 		} else {
 			w.cascade(&l.slots[i])
@@ -286,11 +294,41 @@ func (w *Wheel) cascade(s *Entry) {
 	for {
 		next := e.next
 		w.place(e)
+		if e.when > w.now {
+			if k, i := w.slotOf(e.when); k == 0 {
+				if w.hintN[i]%hintEvery == 0 {
+					w.hints[i] = append(w.hints[i], e)
+				}
+				w.hintN[i]++
+			}
+		}
 		if e == last {
 			return
 		}
 		e = next
 	}
+}
+
+// warmHints loads the entries of level-0 slot i, about to fire, by walking
+// the chains that start at its hints side by side, and forgets the hints.
+// A burst of cold timers cascaded into one tick is a long chain of
+// dependent cache misses; walked as many chains, the misses overlap.
+func (w *Wheel) warmHints(i int) {
+	chains := w.hints[i]
+	if len(chains) > 1 {
+		var sum int64
+		for range hintEvery {
+			for j, e := range chains {
+				if e != nil {
+					sum += e.when
+					chains[j] = e.next // nil once cancelled: the chain stops
+				}
+			}
+		}
+		w.warmSum += sum
+	}
+	clear(chains)
+	w.hints[i], w.hintN[i] = chains[:0], 0
 }
 
 // fireDue fires the entries in the due list. Entries fire may add to the
