@@ -115,3 +115,6 @@ var (
 	_ Queue[*Entry]    = (*Wheel)(nil)
 	_ Queue[*RefTimer] = (*Reference)(nil)
 )
+
+// When returns the tick the timer is due at.
+func (t *RefTimer) When() int64 { return t.when }
