@@ -215,9 +215,17 @@ func heapInUse() int64 {
 }
 
 // BenchmarkW7Parallel: goroutines (GOMAXPROCS of them) churning timers at
-// once on one wheel, against package time.
+// once on one wheel, against package time, and on a wheel with a shard per
+// processor.
 func BenchmarkW7Parallel(b *testing.B) {
-	for _, impl := range impls {
+	sharded := struct {
+		name string
+		make func() (func(time.Duration, func()) stopper, func())
+	}{"timewheel-sharded", func() (func(time.Duration, func()) stopper, func()) {
+		w := timewheel.New(timewheel.WithShards(runtime.GOMAXPROCS(0)))
+		return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, func() { w.Close() }
+	}}
+	for _, impl := range append(impls[:len(impls):len(impls)], sharded) {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			after, cleanup := impl.make()
 			defer cleanup()

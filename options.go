@@ -15,6 +15,7 @@ type config struct {
 	clock        clock.Clock
 	exec         Executor
 	workers      int
+	shards       int
 	panicHandler func(any)
 }
 
@@ -69,4 +70,22 @@ func WithPanicHandler(h func(any)) Option {
 		panic("timewheel: WithPanicHandler: nil handler")
 	}
 	return func(c *config) { c.panicHandler = h }
+}
+
+// WithShards splits the wheel into n independent wheels, each with its own
+// lock and driver, so that goroutines on different processors rarely
+// contend (default 1). A new timer goes to the shard of the processor its
+// goroutine runs on, more or less; Stop and Reset go to the timer's shard.
+//
+// The downside of this choice is order and wakeups: timers on different
+// shards that fall due at the same tick fire in no particular order
+// (within a shard, schedule order still holds), and each shard's driver
+// wakes on its own. Use it when many goroutines start and stop timers at
+// once and same-tick order across them does not matter. WithShards panics
+// if n is less than 1.
+func WithShards(n int) Option {
+	if n < 1 {
+		panic(fmt.Sprintf("timewheel: WithShards: fewer than one shard: %d", n))
+	}
+	return func(c *config) { c.shards = n }
 }

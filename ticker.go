@@ -15,7 +15,7 @@ type Ticker struct {
 	t      Timer // first: the wheel's link; t.f and t.C nil mark a Ticker
 	C      <-chan time.Time
 	c      chan time.Time
-	period int64 // ticks; guarded by t.w.mu
+	period int64 // ticks; guarded by t.s.mu
 }
 
 // NewTicker returns a new Ticker that sends the current time on its
@@ -26,9 +26,9 @@ func (w *Wheel) NewTicker(d time.Duration) *Ticker {
 		panic(badDuration("NewTicker", "interval", d))
 	}
 	c := make(chan time.Time, 1)
-	tk := &Ticker{C: c, c: c, t: Timer{w: w}}
+	tk := &Ticker{C: c, c: c, t: Timer{s: w.shard()}}
 	tk.period = w.ticks(d)
-	w.start(&tk.t.e, d)
+	tk.t.s.start(&tk.t.e, d)
 	return tk
 }
 
@@ -40,13 +40,13 @@ func (w *Wheel) ticks(d time.Duration) int64 {
 // Stop turns off the ticker. No tick is received from C after Stop
 // returns. Stop does not close the channel. The complexity is O(1).
 func (tk *Ticker) Stop() {
-	w := tk.t.w
-	if w == nil {
+	s := tk.t.s
+	if s == nil {
 		panic("timewheel: Stop called on uninitialized Ticker")
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.cancelLocked(&tk.t.e)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cancelLocked(&tk.t.e)
 	drain(tk.C)
 }
 
@@ -55,23 +55,23 @@ func (tk *Ticker) Stop() {
 // Reset panics if d is not positive; on a closed wheel it does nothing.
 // The complexity is O(1).
 func (tk *Ticker) Reset(d time.Duration) {
-	w := tk.t.w
-	if w == nil {
+	s := tk.t.s
+	if s == nil {
 		panic("timewheel: Reset called on uninitialized Ticker")
 	}
 	if d <= 0 {
 		panic(badDuration("Ticker.Reset", "interval", d))
 	}
-	when := w.deadline(d)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	when := s.w.deadline(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return
 	}
-	w.cancelLocked(&tk.t.e)
+	s.cancelLocked(&tk.t.e)
 	drain(tk.C)
-	tk.period = w.ticks(d)
-	w.scheduleLocked(&tk.t.e, when)
+	tk.period = s.w.ticks(d)
+	s.scheduleLocked(&tk.t.e, when)
 }
 
 // expireLocked sends a tick and schedules the next one on the grid: the
@@ -88,5 +88,5 @@ func (tk *Ticker) expireLocked(now int64, sent time.Time) {
 	if k <= (math.MaxInt64-last)/p {
 		next = last + p*k
 	}
-	tk.t.w.q.Insert(&tk.t.e, next)
+	tk.t.s.q.Insert(&tk.t.e, next)
 }

@@ -23,7 +23,7 @@ type Timer struct {
 	// Timer made by AfterFunc.
 	C <-chan time.Time
 	f func() // AfterFunc's callback; nil for a channel Timer or a Ticker
-	w *Wheel
+	s *shard // the shard the timer was started on
 }
 
 // sendC returns C with its send direction: C is made bidirectional and
@@ -40,8 +40,8 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timewheel: AfterFunc: nil func")
 	}
-	t := &Timer{f: f, w: w}
-	w.start(&t.e, d)
+	t := &Timer{f: f, s: w.shard()}
+	t.s.start(&t.e, d)
 	return t
 }
 
@@ -49,8 +49,8 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // channel after at least duration d. A d of zero or less means now. The
 // complexity is O(1).
 func (w *Wheel) NewTimer(d time.Duration) *Timer {
-	t := &Timer{C: make(chan time.Time, 1), w: w}
-	w.start(&t.e, d)
+	t := &Timer{C: make(chan time.Time, 1), s: w.shard()}
+	t.s.start(&t.e, d)
 	return t
 }
 
@@ -74,29 +74,19 @@ func (w *Wheel) Sleep(d time.Duration) {
 	}
 }
 
-// start schedules e, a new timer, d from now, unless the wheel is closed.
-func (w *Wheel) start(e *queue.Entry, d time.Duration) {
-	when := w.deadline(d)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.scheduleLocked(e, when)
-	}
-}
-
 // Stop prevents the Timer from firing. It returns true if the call stops
 // the timer, false if the timer has already expired or been stopped. For a
 // channel Timer, a value sent but not yet received counts as not expired:
 // Stop takes it back and returns true. Stop does not wait for an AfterFunc
 // callback that has started. The complexity is O(1).
 func (t *Timer) Stop() bool {
-	if t.w == nil {
+	s := t.s
+	if s == nil {
 		panic("timewheel: Stop called on uninitialized Timer")
 	}
-	w := t.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	pending := w.cancelLocked(&t.e)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pending := s.cancelLocked(&t.e)
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
@@ -109,21 +99,21 @@ func (t *Timer) Stop() bool {
 // Reset takes it back. On a closed wheel Reset returns false and does
 // nothing. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
-	if t.w == nil {
+	s := t.s
+	if s == nil {
 		panic("timewheel: Reset called on uninitialized Timer")
 	}
-	w := t.w
-	when := w.deadline(d)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	when := s.w.deadline(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return false
 	}
-	pending := w.cancelLocked(&t.e)
+	pending := s.cancelLocked(&t.e)
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
-	w.scheduleLocked(&t.e, when)
+	s.scheduleLocked(&t.e, when)
 	return pending
 }
 

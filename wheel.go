@@ -5,18 +5,17 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/timewheel/timewheel/clock"
-	"github.com/timewheel/timewheel/queue"
 )
 
 // ErrClosed is returned by Close on a wheel that is already closed.
 var ErrClosed = errors.New("timewheel: wheel closed")
 
 // Wheel is a timer scheduler: package time's timers, tickers and sleeps on
-// one hierarchical timing wheel (see [queue.Wheel]) with one driver.
+// a hierarchical timing wheel (see [queue.Wheel]) with one driver.
 //
 // The driver is a single callback timer of the wheel's [clock.Clock], set
 // for the earliest pending deadline. With nothing pending it is stopped, so
@@ -28,6 +27,10 @@ var ErrClosed = errors.New("timewheel: wheel closed")
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
 //
+// With [WithShards], a wheel is several such wheels, each with its own
+// lock and driver, and each goroutine mostly uses the one of the processor
+// it runs on.
+//
 // A Wheel is safe for concurrent use.
 type Wheel struct {
 	clock        clock.Clock
@@ -37,25 +40,20 @@ type Wheel struct {
 	pool         *Pool // exec, when it is the wheel's own pool
 	panicHandler func(any)
 	done         chan struct{} // closed by Close
+	closed       atomic.Bool
 
-	mu        sync.Mutex
-	idle      sync.Cond    // signalled when firing goes false; uses mu
-	q         *queue.Wheel // guarded by mu
-	driver    clock.Timer  // guarded by mu; nil until first armed
-	armed     int64        // guarded by mu; tick the driver is set for, or notArmed
-	firing    bool         // guarded by mu; a goroutine is in fire
-	again     bool         // guarded by mu; fire was called while firing
-	closed    bool         // guarded by mu
-	discarded int          // guarded by mu; pending timers dropped by Close
-	batch     []func()     // owned by the goroutine with firing set
+	shards []*shard
+	next   atomic.Uint32 // round robin for picker.New
+	picker sync.Pool     // of *shardRef: a shard per processor, more or less
 }
 
-const notArmed = math.MaxInt64
+// shardRef is what the picker pool holds: pooled values must be pointers.
+type shardRef struct{ s *shard }
 
 // New returns a running wheel configured by opts. It starts no goroutine:
 // the driver exists only while a timer is pending.
 func New(opts ...Option) *Wheel {
-	cfg := config{tick: time.Millisecond, clock: clock.Real()}
+	cfg := config{tick: time.Millisecond, clock: clock.Real(), shards: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -65,17 +63,32 @@ func New(opts ...Option) *Wheel {
 		exec:         cfg.exec,
 		panicHandler: cfg.panicHandler,
 		done:         make(chan struct{}),
-		q:            queue.NewWheel(),
-		armed:        notArmed,
 	}
 	w.epoch = w.clock.Now()
-	w.idle.L = &w.mu
 	if w.exec == nil {
 		w.pool = NewPool(cfg.workers)
 		w.pool.panicHandler = cfg.panicHandler
 		w.exec = w.pool
 	}
+	for range cfg.shards {
+		w.shards = append(w.shards, newShard(w))
+	}
+	w.picker.New = func() any {
+		return &shardRef{w.shards[int(w.next.Add(1))%len(w.shards)]}
+	}
 	return w
+}
+
+// shard returns the shard a new timer goes to: the only one, or the one
+// the current processor has been using.
+func (w *Wheel) shard() *shard {
+	if len(w.shards) == 1 {
+		return w.shards[0]
+	}
+	r := w.picker.Get().(*shardRef)
+	s := r.s
+	w.picker.Put(r)
+	return s
 }
 
 // Now returns the current time of the wheel's clock.
@@ -85,19 +98,27 @@ func (w *Wheel) Now() time.Time { return w.clock.Now() }
 func (w *Wheel) Tick() time.Duration { return w.tick }
 
 // Len returns the number of pending timers and tickers. The complexity is
-// O(1).
+// O(1) per shard.
 func (w *Wheel) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.q.Len()
+	n := 0
+	for _, s := range w.shards {
+		s.mu.Lock()
+		n += s.q.Len()
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Discarded returns the number of pending timers Close dropped without
 // firing them, or 0 if the wheel is open.
 func (w *Wheel) Discarded() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.discarded
+	n := 0
+	for _, s := range w.shards {
+		s.mu.Lock()
+		n += s.discarded
+		s.mu.Unlock()
+	}
+	return n
 }
 
 // Close stops the wheel. Pending timers are dropped without firing (see
@@ -111,20 +132,13 @@ func (w *Wheel) Discarded() int {
 // (their Stop and Reset return false and do nothing), and Sleep returns at
 // once. A Sleep in progress returns when Close is called.
 func (w *Wheel) Close() error {
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
+	if !w.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	w.closed = true
 	close(w.done)
-	w.discarded = w.q.Len()
-	w.q.Expire(math.MaxInt64, func(*queue.Entry) {})
-	w.disarmLocked()
-	for w.firing {
-		w.idle.Wait()
+	for _, s := range w.shards {
+		s.close()
 	}
-	w.mu.Unlock()
 	if w.pool != nil {
 		w.pool.Wait()
 	}
@@ -149,116 +163,6 @@ func (w *Wheel) deadline(d time.Duration) int64 {
 // nowTick returns the tick the clock is in now (rounded down).
 func (w *Wheel) nowTick() int64 {
 	return int64(w.clock.Since(w.epoch)) / int64(w.tick)
-}
-
-// scheduleLocked inserts e due at tick when and moves the driver earlier if
-// e is now the first timer due.
-func (w *Wheel) scheduleLocked(e *queue.Entry, when int64) {
-	w.q.Insert(e, when)
-	if e.When() < w.armed {
-		w.armLocked(e.When())
-	}
-}
-
-// cancelLocked removes e if pending and reports whether it was. When the
-// wheel empties the driver is stopped; when e was the timer the driver
-// waits for, the driver is moved to the next one, so it never wakes for
-// nothing.
-func (w *Wheel) cancelLocked(e *queue.Entry) bool {
-	if !w.q.Cancel(e) {
-		return false
-	}
-	if e.When() == w.armed {
-		w.rearmLocked()
-	}
-	return true
-}
-
-// rearmLocked sets the driver for the earliest pending deadline, or stops
-// it if nothing is pending.
-func (w *Wheel) rearmLocked() {
-	next, ok := w.q.Next()
-	if !ok {
-		w.disarmLocked()
-		return
-	}
-	if next != w.armed {
-		w.armLocked(next)
-	}
-}
-
-func (w *Wheel) armLocked(when int64) {
-	w.armed = when
-	var d time.Duration
-	if when <= math.MaxInt64/int64(w.tick) {
-		d = time.Duration(when)*w.tick - w.clock.Since(w.epoch)
-	} else {
-		d = math.MaxInt64
-	}
-	if w.driver == nil {
-		w.driver = w.clock.AfterFunc(d, w.fire)
-	} else {
-		w.driver.Reset(d)
-	}
-}
-
-func (w *Wheel) disarmLocked() {
-	w.armed = notArmed
-	if w.driver != nil {
-		w.driver.Stop()
-	}
-}
-
-// fire is the driver: it expires every timer due by now, sets itself for
-// the next deadline and hands the due callbacks to the executor, in order.
-// Only one goroutine fires at a time; a call that finds another firing
-// asks it to go round again.
-func (w *Wheel) fire() {
-	w.mu.Lock()
-	if w.firing || w.closed {
-		w.again = true
-		w.mu.Unlock()
-		return
-	}
-	w.firing = true
-	for {
-		w.again = false
-		now := w.nowTick()
-		sent := w.clock.Now()
-		w.q.Expire(now, func(e *queue.Entry) { w.expireLocked(e, now, sent) })
-		w.armed = notArmed // the driver has fired: whatever is next needs it set anew
-		if !w.closed {
-			w.rearmLocked()
-		}
-		batch := w.batch
-		w.mu.Unlock()
-		w.dispatch(batch)
-		clear(batch)
-		w.mu.Lock()
-		w.batch = batch[:0]
-		if !w.again || w.closed {
-			break
-		}
-	}
-	w.firing = false
-	w.idle.Broadcast()
-	w.mu.Unlock()
-}
-
-// expireLocked handles one timer the engine has expired at tick now.
-func (w *Wheel) expireLocked(e *queue.Entry, now int64, sent time.Time) {
-	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
-	switch {
-	case t.f != nil:
-		w.batch = append(w.batch, t.f)
-	case t.C != nil:
-		select {
-		case t.sendC() <- sent:
-		default:
-		}
-	default:
-		(*Ticker)(unsafe.Pointer(t)).expireLocked(now, sent) // t is the first field of a Ticker
-	}
 }
 
 // dispatch hands a batch of callbacks to the executor in order.

@@ -31,9 +31,13 @@ func newVirtual(t *testing.T, opts ...timewheel.Option) (*timewheel.Wheel, *cloc
 // advances the virtual clock one wake at a time: each fires at or after its
 // deadline and less than a tick after it, and in deadline order.
 func TestNeverEarlyAtMostOneTickLate(t *testing.T) {
-	for _, tick := range []time.Duration{time.Millisecond, 7 * time.Millisecond, time.Second} {
-		t.Run(fmt.Sprint("tick=", tick), func(t *testing.T) {
-			w, clk := newVirtual(t, timewheel.WithTick(tick))
+	for _, tc := range []struct {
+		tick   time.Duration
+		shards int
+	}{{time.Millisecond, 1}, {7 * time.Millisecond, 1}, {time.Second, 1}, {time.Millisecond, 3}} {
+		tick := tc.tick
+		t.Run(fmt.Sprintf("tick=%v/shards=%d", tick, tc.shards), func(t *testing.T) {
+			w, clk := newVirtual(t, timewheel.WithTick(tick), timewheel.WithShards(tc.shards))
 			r := rand.New(rand.NewPCG(1, 2))
 			type fire struct{ due, at time.Time }
 			var fires []fire
@@ -245,6 +249,7 @@ func TestBadInputPanics(t *testing.T) {
 		{"WithTick", "timewheel: WithTick: non-positive tick -1ns", func() { timewheel.WithTick(-1) }},
 		{"AfterFunc nil", "timewheel: AfterFunc: nil func", func() { w.AfterFunc(time.Second, nil) }},
 		{"WithWorkers", "timewheel: WithWorkers: fewer than one worker: 0", func() { timewheel.WithWorkers(0) }},
+		{"WithShards", "timewheel: WithShards: fewer than one shard: -1", func() { timewheel.WithShards(-1) }},
 		{"zero Timer", "timewheel: Stop called on uninitialized Timer", func() { new(timewheel.Timer).Stop() }},
 	}
 	for _, c := range cases {
@@ -337,8 +342,14 @@ func TestClose(t *testing.T) {
 // TestConcurrentUse hammers one wheel from several goroutines; run it with
 // -race. Every timer either fires once or is stopped, never both.
 func TestConcurrentUse(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprint("shards=", shards), func(t *testing.T) { concurrentUse(t, shards) })
+	}
+}
+
+func concurrentUse(t *testing.T, shards int) {
 	synctest.Test(t, func(t *testing.T) {
-		w := timewheel.New()
+		w := timewheel.New(timewheel.WithShards(shards))
 		defer w.Close()
 		var wg sync.WaitGroup
 		var mu sync.Mutex

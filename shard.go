@@ -1,0 +1,171 @@
+package timewheel
+
+import (
+	"math"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/queue"
+)
+
+// shard is one engine with its lock and its driver. A wheel has one, or
+// more with WithShards; a timer belongs to the shard it was started on.
+type shard struct {
+	w *Wheel
+
+	mu        sync.Mutex
+	idle      sync.Cond    // signalled when firing goes false; uses mu
+	q         *queue.Wheel // guarded by mu
+	driver    clock.Timer  // guarded by mu; nil until first armed
+	armed     int64        // guarded by mu; tick the driver is set for, or notArmed
+	firing    bool         // guarded by mu; a goroutine is in fire
+	again     bool         // guarded by mu; fire was called while firing
+	closed    bool         // guarded by mu
+	discarded int          // guarded by mu; pending timers dropped by close
+	batch     []func()     // owned by the goroutine with firing set
+}
+
+const notArmed = math.MaxInt64
+
+func newShard(w *Wheel) *shard {
+	s := &shard{w: w, q: queue.NewWheel(), armed: notArmed}
+	s.idle.L = &s.mu
+	return s
+}
+
+// start schedules e, a new timer, d from now, unless the wheel is closed.
+func (s *shard) start(e *queue.Entry, d time.Duration) {
+	when := s.w.deadline(d)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.scheduleLocked(e, when)
+	}
+}
+
+// scheduleLocked inserts e due at tick when and moves the driver earlier if
+// e is now the first timer due.
+func (s *shard) scheduleLocked(e *queue.Entry, when int64) {
+	s.q.Insert(e, when)
+	if e.When() < s.armed {
+		s.armLocked(e.When())
+	}
+}
+
+// cancelLocked removes e if pending and reports whether it was. When the
+// shard empties the driver is stopped; when e was the timer the driver
+// waits for, the driver is moved to the next one, so it never wakes for
+// nothing.
+func (s *shard) cancelLocked(e *queue.Entry) bool {
+	if !s.q.Cancel(e) {
+		return false
+	}
+	if e.When() == s.armed {
+		s.rearmLocked()
+	}
+	return true
+}
+
+// rearmLocked sets the driver for the earliest pending deadline, or stops
+// it if nothing is pending.
+func (s *shard) rearmLocked() {
+	next, ok := s.q.Next()
+	if !ok {
+		s.disarmLocked()
+		return
+	}
+	if next != s.armed {
+		s.armLocked(next)
+	}
+}
+
+func (s *shard) armLocked(when int64) {
+	s.armed = when
+	w := s.w
+	var d time.Duration
+	if when <= math.MaxInt64/int64(w.tick) {
+		d = time.Duration(when)*w.tick - w.clock.Since(w.epoch)
+	} else {
+		d = math.MaxInt64
+	}
+	if s.driver == nil {
+		s.driver = w.clock.AfterFunc(d, s.fire)
+	} else {
+		s.driver.Reset(d)
+	}
+}
+
+func (s *shard) disarmLocked() {
+	s.armed = notArmed
+	if s.driver != nil {
+		s.driver.Stop()
+	}
+}
+
+// fire is the driver: it expires every timer due by now, sets itself for
+// the next deadline and hands the due callbacks to the executor, in order.
+// Only one goroutine fires a shard at a time; a call that finds another
+// firing asks it to go round again.
+func (s *shard) fire() {
+	s.mu.Lock()
+	if s.firing || s.closed {
+		s.again = true
+		s.mu.Unlock()
+		return
+	}
+	s.firing = true
+	for {
+		s.again = false
+		now := s.w.nowTick()
+		sent := s.w.clock.Now()
+		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, now, sent) })
+		s.armed = notArmed // the driver has fired: whatever is next needs it set anew
+		if !s.closed {
+			s.rearmLocked()
+		}
+		batch := s.batch
+		s.mu.Unlock()
+		s.w.dispatch(batch)
+		clear(batch)
+		s.mu.Lock()
+		s.batch = batch[:0]
+		if !s.again || s.closed {
+			break
+		}
+	}
+	s.firing = false
+	s.idle.Broadcast()
+	s.mu.Unlock()
+}
+
+// expireLocked handles one timer the engine has expired at tick now.
+func (s *shard) expireLocked(e *queue.Entry, now int64, sent time.Time) {
+	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
+	switch {
+	case t.f != nil:
+		s.batch = append(s.batch, t.f)
+	case t.C != nil:
+		select {
+		case t.sendC() <- sent:
+		default:
+		}
+	default:
+		(*Ticker)(unsafe.Pointer(t)).expireLocked(now, sent) // t is the first field of a Ticker
+	}
+}
+
+// close drops the shard's pending timers, stops its driver and waits for
+// a fire in progress to finish.
+func (s *shard) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.discarded = s.q.Len()
+	s.q.Expire(math.MaxInt64, func(*queue.Entry) {})
+	s.disarmLocked()
+	for s.firing {
+		s.idle.Wait()
+	}
+}
