@@ -66,14 +66,16 @@ func (p *Pool) executeAll(fs []func()) {
 	p.queue = append(p.queue, fs...)
 	start := min(p.limit-p.running, len(p.queue)-p.head)
 	p.running += start
-	p.mu.Unlock()
 	p.workers.Add(start)
+	p.mu.Unlock()
 	for range start {
 		go p.work()
 	}
 }
 
-// Wait blocks until the queue is empty and every worker has exited.
+// Wait blocks until the queue is empty and every worker has exited. Like
+// sync.WaitGroup's, it must not race with Execute: call it once nothing
+// more will be queued (a wheel's Close does).
 func (p *Pool) Wait() { p.workers.Wait() }
 
 // work runs queued callbacks until the queue is empty. Under a burst a

@@ -1,0 +1,87 @@
+package timewheel_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// TestPoolIsBounded queues many blocking callbacks: never more than the
+// limit run at once, all run, and no worker outlives the queue.
+func TestPoolIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := timewheel.NewPool(3)
+		var running, peak, done atomic.Int32
+		for range 100 {
+			p.Execute(func() {
+				n := running.Add(1)
+				for {
+					m := peak.Load()
+					if n <= m || peak.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(time.Millisecond)
+				running.Add(-1)
+				done.Add(1)
+			})
+		}
+		p.Wait()
+		if done.Load() != 100 || peak.Load() != 3 {
+			t.Fatalf("%d of 100 ran, at most %d at once; want 100 and 3", done.Load(), peak.Load())
+		}
+	})
+}
+
+// TestPoolRunsInOrderWithOneWorker: one worker runs callbacks in the order
+// they were queued.
+func TestPoolRunsInOrderWithOneWorker(t *testing.T) {
+	p := timewheel.NewPool(1)
+	var mu sync.Mutex
+	var got []int
+	for i := range 1000 {
+		p.Execute(func() {
+			mu.Lock()
+			got = append(got, i)
+			mu.Unlock()
+		})
+	}
+	p.Wait()
+	for i, v := range got {
+		if i != v {
+			t.Fatalf("callback %d ran in place %d", v, i)
+		}
+	}
+	if len(got) != 1000 {
+		t.Fatalf("%d of 1000 ran", len(got))
+	}
+}
+
+// TestWheelCallbacksAreBounded: a burst of AfterFunc callbacks runs on at
+// most WithWorkers goroutines, not one goroutine each.
+func TestWheelCallbacksAreBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New(timewheel.WithWorkers(2))
+		defer w.Close()
+		var running, peak atomic.Int32
+		for range 50 {
+			w.AfterFunc(time.Second, func() {
+				n := running.Add(1)
+				if n > peak.Load() {
+					peak.Store(n)
+				}
+				time.Sleep(time.Millisecond)
+				running.Add(-1)
+			})
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if peak.Load() > 2 {
+			t.Fatalf("%d callbacks ran at once with two workers", peak.Load())
+		}
+	})
+}
