@@ -18,13 +18,7 @@ func TestPoolIsBounded(t *testing.T) {
 		var running, peak, done atomic.Int32
 		for range 100 {
 			p.Execute(func() {
-				n := running.Add(1)
-				for {
-					m := peak.Load()
-					if n <= m || peak.CompareAndSwap(m, n) {
-						break
-					}
-				}
+				raise(&peak, running.Add(1))
 				time.Sleep(time.Millisecond)
 				running.Add(-1)
 				done.Add(1)
@@ -70,10 +64,7 @@ func TestWheelCallbacksAreBounded(t *testing.T) {
 		var running, peak atomic.Int32
 		for range 50 {
 			w.AfterFunc(time.Second, func() {
-				n := running.Add(1)
-				if n > peak.Load() {
-					peak.Store(n)
-				}
+				raise(&peak, running.Add(1))
 				time.Sleep(time.Millisecond)
 				running.Add(-1)
 			})
@@ -84,4 +75,14 @@ func TestWheelCallbacksAreBounded(t *testing.T) {
 			t.Fatalf("%d callbacks ran at once with two workers", peak.Load())
 		}
 	})
+}
+
+// raise sets peak to n if n is larger.
+func raise(peak *atomic.Int32, n int32) {
+	for {
+		m := peak.Load()
+		if n <= m || peak.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
