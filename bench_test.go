@@ -3,6 +3,7 @@ package timewheel_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -251,6 +252,75 @@ func BenchmarkW7Parallel(b *testing.B) {
 			for _, t := range leftovers {
 				t.Stop()
 			}
+		})
+	}
+}
+
+// BenchmarkW5Lateness: 1e5 timers pending, due over two seconds; reports
+// how late callbacks ran (p50, p99, max) and how many ran early.
+func BenchmarkW5Lateness(b *testing.B) {
+	const n = 100_000
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var p50, p99, worst time.Duration
+			var early int
+			for b.Loop() {
+				after, cleanup := impl.make()
+				late := make([]time.Duration, n)
+				var wg sync.WaitGroup
+				wg.Add(n)
+				r := rng(3)
+				for i := range n {
+					d := r.between(time.Second, 3*time.Second)
+					due := time.Now().Add(d)
+					after(d, func() {
+						late[i] = time.Since(due)
+						wg.Done()
+					})
+				}
+				wg.Wait()
+				cleanup()
+				slices.Sort(late)
+				p50, p99, worst = late[n/2], late[n*99/100], late[n-1]
+				early = 0
+				for _, l := range late {
+					if l < 0 {
+						early++
+					}
+				}
+			}
+			b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
+			b.ReportMetric(float64(early), "early")
+		})
+	}
+}
+
+// BenchmarkW6Idle: 1e4 timers waiting a minute; reports the CPU the
+// process spends over two seconds of that wait. No pending timer is due,
+// so the wheel's driver should not wake at all.
+func BenchmarkW6Idle(b *testing.B) {
+	const n = 10_000
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				after, cleanup := impl.make()
+				timers := make([]stopper, n)
+				for i := range timers {
+					timers[i] = after(time.Minute+time.Duration(i)*time.Millisecond, noop)
+				}
+				runtime.GC()
+				before := cpuTime()
+				time.Sleep(2 * time.Second)
+				cpu = cpuTime() - before
+				for _, t := range timers {
+					t.Stop()
+				}
+				cleanup()
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000, "cpu-ms/2s")
 		})
 	}
 }
