@@ -324,3 +324,29 @@ func BenchmarkW6Idle(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStopEarliest starts and stops a short timer ahead of n long
+// ones (a request deadline among idle-connection timeouts): the cost must
+// not grow with n.
+func BenchmarkStopEarliest(b *testing.B) {
+	for _, n := range []int{0, 1e3, 1e5} {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
+				after, cleanup := impl.make()
+				defer cleanup()
+				long := make([]stopper, n)
+				for i := range long {
+					long[i] = after(time.Hour, noop)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					after(2*time.Second, noop).Stop()
+				}
+				b.StopTimer()
+				for _, t := range long {
+					t.Stop()
+				}
+			})
+		}
+	}
+}

@@ -69,9 +69,12 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 }
 
 // rearmLocked sets the driver for the earliest pending deadline, or stops
-// it if nothing is pending.
+// it if nothing is pending. The engine's NextWake answers in O(1): the
+// earliest deadline, or, in the one case where finding it would mean
+// walking a big coarse slot, that slot's start, where the driver wakes
+// once with nothing due and moves the slot's timers down.
 func (s *shard) rearmLocked() {
-	next, ok := s.q.Next()
+	next, ok := s.q.NextWake()
 	if !ok {
 		s.disarmLocked()
 		return

@@ -20,7 +20,11 @@ var ErrClosed = errors.New("timewheel: wheel closed")
 // The driver is a single callback timer of the wheel's [clock.Clock], set
 // for the earliest pending deadline. With nothing pending it is stopped, so
 // an idle wheel never wakes; scheduling a timer earlier than the one it
-// waits for moves it earlier. When it fires, it expires every timer due by
+// waits for moves it earlier, and stopping that one moves it later. (One
+// exception, to keep Stop O(1): if the next deadline lies in a slot of
+// more than 64 timers spanning 64 ticks or more, whose earliest timers were
+// stopped, the driver wakes once at that slot's start to move its timers
+// down to finer slots.) When it fires, it expires every timer due by
 // then: a channel timer's value is sent at once, and AfterFunc callbacks
 // are handed, in deadline order, to the wheel's [Executor].
 //
@@ -93,6 +97,20 @@ func (w *Wheel) shard() *shard {
 
 // Now returns the current time of the wheel's clock.
 func (w *Wheel) Now() time.Time { return w.clock.Now() }
+
+// Since returns the time elapsed since t on the wheel's clock; for the
+// real clock and a t from Now, it reads only the monotonic clock, which is
+// cheaper than Now.
+func (w *Wheel) Since(t time.Time) time.Duration { return w.clock.Since(t) }
+
+// Err returns nil while the wheel is open and ErrClosed once Close has
+// been called: after that, new timers are never pending.
+func (w *Wheel) Err() error {
+	if w.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
 
 // Tick returns the wheel's tick, the granularity of its deadlines.
 func (w *Wheel) Tick() time.Duration { return w.tick }

@@ -81,3 +81,47 @@ func TestWheelNextNeverAtACascade(t *testing.T) {
 		}
 	}
 }
+
+// TestWheelNextWakeIsCheap fills one coarse slot and cancels its earliest
+// timer again and again: NextWake must stay a lower bound of Next, exact
+// or the slot's start, and Expire at that start must make it exact again.
+func TestWheelNextWakeIsCheap(t *testing.T) {
+	w := queue.NewWheel()
+	var entries []*queue.Entry
+	for i := range 1000 {
+		entries = append(entries, w.Schedule(int64(300_000+i))) // level 3
+	}
+	for i := range 500 {
+		w.Cancel(entries[i])
+		wake, _ := w.NextWake()
+		next, _ := w.Next()
+		if wake > next {
+			t.Fatalf("NextWake %d after Next %d", wake, next)
+		}
+		if err := w.Verify(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w2 := queue.NewWheel()
+	entries = entries[:0]
+	for i := range 1000 {
+		entries = append(entries, w2.Schedule(int64(300_000+i)))
+	}
+	w2.Next() // remember the earliest
+	w2.Cancel(entries[0])
+	wake, _ := w2.NextWake()
+	if wake != 262_144 { // the level-3 slot's start: 64^3
+		t.Fatalf("NextWake = %d after the remembered earliest left a big slot, want the slot start 262144", wake)
+	}
+	// Each wake moves the timers down a level, until the deadline is exact:
+	// at most one wake per level with nothing due.
+	for range 3 {
+		if n := w2.Expire(wake, func(*queue.Entry) {}); n != 0 {
+			t.Fatalf("Expire at the slot start %d fired %d", wake, n)
+		}
+		if wake, _ = w2.NextWake(); wake == 300_001 {
+			return
+		}
+	}
+	t.Fatalf("NextWake = %d after three cascades, want 300001", wake)
+}

@@ -65,11 +65,6 @@ type Wheel struct {
 	firing Entry             // sentinel: entries Expire has taken and is firing
 	levels [numLevels]*level // levels[k] spans 64^(k+1) ticks
 
-	// Next's answer, kept while it is known: nextCount pending entries are
-	// due at nextWhen and none before. Zero nextCount means unknown.
-	nextWhen  int64
-	nextCount int
-
 	// Every hintEvery-th entry cascaded into each level-0 slot, so that
 	// warm can walk a big slot as many short chains at once. Hints are
 	// only ever read ahead of time: a stale one costs a wasted load.
@@ -89,6 +84,11 @@ const (
 type level struct {
 	occupied uint64            // bit i set iff slots[i] is not empty
 	slots    [levelSlots]Entry // list sentinels
+	// The earliest deadline in each slot, while it is known: minN[i]
+	// entries of slots[i] are due at min[i] and none before. Zero minN
+	// means unknown. Level 0 does not use them: its slots are one tick.
+	min  [levelSlots]int64
+	minN [levelSlots]int32
 }
 
 // NewWheel returns an empty wheel whose current tick is 0.
@@ -130,13 +130,6 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 	e.when = max(when, w.now)
 	w.place(e)
 	w.n++
-	if w.nextCount > 0 {
-		if e.when < w.nextWhen {
-			w.nextWhen, w.nextCount = e.when, 1
-		} else if e.when == w.nextWhen {
-			w.nextCount++
-		}
-	}
 }
 
 // place links e into the slot its deadline belongs to, or into the due
@@ -150,6 +143,13 @@ func (w *Wheel) place(e *Entry) {
 	l := w.levels[k]
 	l.slots[i].pushBack(e)
 	l.occupied |= 1 << i
+	if l.minN[i] > 0 {
+		if e.when < l.min[i] {
+			l.min[i], l.minN[i] = e.when, 1
+		} else if e.when == l.min[i] {
+			l.minN[i]++
+		}
+	}
 }
 
 // slotOf returns the level and slot of a deadline after the current tick.
@@ -172,14 +172,14 @@ func (w *Wheel) Cancel(e *Entry) bool {
 func (w *Wheel) remove(e *Entry) {
 	e.unlink()
 	w.n--
-	if e.when == w.nextWhen && w.nextCount > 0 {
-		w.nextCount--
-	}
 	if e.when <= w.now {
 		return // in the due or firing list: no bitmap to update
 	}
 	k, i := w.slotOf(e.when)
 	l := w.levels[k]
+	if l.minN[i] > 0 && e.when == l.min[i] {
+		l.minN[i]--
+	}
 	if l.slots[i].empty() {
 		l.occupied &^= 1 << i
 	}
@@ -198,15 +198,29 @@ func (w *Wheel) Reschedule(e *Entry, when int64) bool {
 }
 
 // Next returns the earliest pending deadline and false if nothing is
-// pending. It is O(1) when a timer is due now or within 64 ticks, and
-// while an answer found earlier holds: the wheel remembers it, with how
-// many timers share it, until the last of them leaves or Expire runs.
-// Otherwise it walks the first occupied slot's list (see the type's
-// documentation), about once per slot reached.
+// pending. It is O(1) when a timer is due now or within 64 ticks, and when
+// the earliest lies in a coarser slot whose earliest deadline the wheel
+// remembers: it does from the first time it is asked until the last timer
+// due then leaves the slot. Otherwise Next walks the slot's list (see the
+// type's documentation) and remembers the answer.
 func (w *Wheel) Next() (int64, bool) {
-	if w.nextCount > 0 {
-		return w.nextWhen, true
-	}
+	return w.next(-1)
+}
+
+// NextWake returns a tick at which a driver should next call Expire: the
+// earliest pending deadline, as Next, when that costs O(1); otherwise,
+// when the earliest lies in a coarse slot of more than 64 timers whose
+// earliest deadline the wheel has forgotten (its earliest timers were
+// cancelled), the start of that slot, where Expire moves its timers down
+// and the deadline is known again. It returns false if nothing is pending.
+// The complexity is O(1).
+func (w *Wheel) NextWake() (int64, bool) {
+	return w.next(levelSlots)
+}
+
+// next returns the earliest deadline, walking at most limit entries of a
+// coarse slot (no limit if negative) and the slot's start past it.
+func (w *Wheel) next(limit int) (int64, bool) {
 	if !w.due.empty() {
 		return w.now, true
 	}
@@ -214,12 +228,20 @@ func (w *Wheel) Next() (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	l := w.levels[k]
 	if k == 0 {
 		return w.slotStart(0, i), true
 	}
-	s := &w.levels[k].slots[i]
-	next, count := s.next.when, 0
+	if l.minN[i] > 0 {
+		return l.min[i], true
+	}
+	s := &l.slots[i]
+	next, count := s.next.when, int32(0)
 	for e := s.next; e != s; e = e.next {
+		if limit == 0 {
+			return w.slotStart(k, i), true
+		}
+		limit--
 		switch {
 		case e.when < next:
 			next, count = e.when, 1
@@ -227,7 +249,7 @@ func (w *Wheel) Next() (int64, bool) {
 			count++
 		}
 	}
-	w.nextWhen, w.nextCount = next, count
+	l.min[i], l.minN[i] = next, count
 	return next, true
 }
 
@@ -258,7 +280,6 @@ func (w *Wheel) slotStart(k, i int) int64 {
 // is O(1) per timer fired plus O(1) per slot reached, each reached slot at
 // level k > 0 moving its timers down a level.
 func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
-	w.nextCount = 0
 	fired := w.fireDue(fire)
 	for {
 		k, i, ok := w.first()
@@ -270,13 +291,13 @@ func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
 			break
 		}
 		w.now = start // never early: only now is start <= the caller's now
-		w.nextCount = 0
 		l := w.levels[k]
 		l.occupied &^= 1 << i
 		if k == 0 {
 			w.warmHints(i)
 			w.due.spliceBack(&l.slots[i])
 		} else {
+			l.minN[i] = 0
 			w.cascade(&l.slots[i])
 		}
 		fired += w.fireDue(fire)
@@ -344,7 +365,6 @@ func (w *Wheel) fireDue(fire func(*Entry)) int {
 		e := w.firing.next
 		e.unlink()
 		w.n--
-		w.nextCount = 0
 		fired++
 		fire(e)
 	}
@@ -408,35 +428,30 @@ func (w *Wheel) Verify() error {
 	return w.verifyNext()
 }
 
-// verifyNext checks Next's remembered answer against every entry.
+// verifyNext checks each slot's remembered earliest deadline.
 func (w *Wheel) verifyNext() error {
-	if w.nextCount == 0 {
-		return nil
-	}
-	at := 0
-	for _, s := range w.lists() {
-		for e := s.next; e != s; e = e.next {
-			if e.when < w.nextWhen {
-				return fmt.Errorf("Next remembers %d, but an entry is due at %d", w.nextWhen, e.when)
+	for k, l := range w.levels {
+		for i := range l.slots {
+			if l.minN[i] == 0 {
+				continue
 			}
-			if e.when == w.nextWhen {
-				at++
+			if k == 0 {
+				return fmt.Errorf("level 0 slot %d remembers an earliest deadline", i)
+			}
+			at := int32(0)
+			s := &l.slots[i]
+			for e := s.next; e != s; e = e.next {
+				if e.when < l.min[i] {
+					return fmt.Errorf("level %d slot %d remembers %d, but an entry is due at %d", k, i, l.min[i], e.when)
+				}
+				if e.when == l.min[i] {
+					at++
+				}
+			}
+			if at != l.minN[i] {
+				return fmt.Errorf("level %d slot %d remembers %d entries at %d, found %d", k, i, l.minN[i], l.min[i], at)
 			}
 		}
-	}
-	if at != w.nextCount {
-		return fmt.Errorf("Next remembers %d entries at %d, found %d", w.nextCount, w.nextWhen, at)
 	}
 	return nil
-}
-
-// lists returns the sentinel of every list of the wheel.
-func (w *Wheel) lists() []*Entry {
-	ls := []*Entry{&w.due, &w.firing}
-	for _, l := range w.levels {
-		for i := range l.slots {
-			ls = append(ls, &l.slots[i])
-		}
-	}
-	return ls
 }

@@ -1,0 +1,142 @@
+// Command keepalive is an HTTP server whose keep-alive connections are
+// closed when idle, by an idleconn Listener on a timewheel, and a client
+// that watches it happen: two requests on one kept-alive connection, a
+// pause longer than the idle timeout, and a third request that needs a new
+// connection. It runs for about two seconds:
+//
+//	go run ./examples/keepalive
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/idleconn"
+)
+
+func main() {
+	w := timewheel.New(timewheel.WithTick(10 * time.Millisecond)) // idle timeouts need no finer tick
+	defer w.Close()
+	if err := run(os.Stdout, w, time.Sleep); err != nil {
+		log.Fatal(err)
+	}
+}
+
+const idleTimeout = time.Second
+
+// server is an http.Server on an idleconn Listener that numbers its
+// connections.
+type server struct {
+	srv   *http.Server
+	mu    sync.Mutex
+	conns map[string]*conn // guarded by mu; by remote address
+}
+
+type conn struct {
+	id int
+	c  *idleconn.Conn
+}
+
+func newServer(ln *idleconn.Listener) *server {
+	s := &server{conns: map[string]*conn{}}
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.hello),
+		ReadHeaderTimeout: 10 * time.Second, // idleconn does not guard against slow clients
+		ConnState: func(c net.Conn, st http.ConnState) {
+			ic := c.(*idleconn.Conn)
+			ic.SetBusy(st == http.StateActive) // time only the wait between requests
+			if st == http.StateNew {
+				s.mu.Lock()
+				s.conns[c.RemoteAddr().String()] = &conn{id: len(s.conns) + 1, c: ic}
+				s.mu.Unlock()
+			}
+		},
+		ErrorLog: log.New(io.Discard, "", 0),
+	}
+	go s.srv.Serve(ln)
+	return s
+}
+
+func (s *server) hello(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	c := s.conns[r.RemoteAddr]
+	s.mu.Unlock()
+	fmt.Fprintf(w, "connection #%d", c.id)
+}
+
+// report writes the state of every connection, in order.
+func (s *server) report(out io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	conns := make([]*conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
+	sort.Slice(conns, func(i, j int) bool { return conns[i].id < conns[j].id })
+	for _, c := range conns {
+		state := "open"
+		if err := c.c.Err(); err != nil {
+			state = "closed: " + err.Error()
+		}
+		fmt.Fprintf(out, "server: connection #%d %s\n", c.id, state)
+	}
+}
+
+// run serves on loopback with idle timeouts on w, makes the requests with
+// sleep between them, and writes what it sees to out.
+func run(out io.Writer, w *timewheel.Wheel, sleep func(time.Duration)) error {
+	nl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ln, err := idleconn.NewListener(nl, w, idleTimeout)
+	if err != nil {
+		return err
+	}
+	s := newServer(ln)
+	defer s.srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := "http://" + nl.Addr().String()
+
+	get := func(n int) error {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		fmt.Fprintf(out, "client: request %d answered on %s\n", n, body)
+		return err
+	}
+	pause := func(d time.Duration) {
+		fmt.Fprintf(out, "client: idle for %v (idle timeout %v)\n", d, idleTimeout)
+		sleep(d)
+	}
+
+	if err := get(1); err != nil {
+		return err
+	}
+	pause(idleTimeout / 2)
+	if err := get(2); err != nil {
+		return err
+	}
+	pause(idleTimeout * 3 / 2)
+	s.report(out)
+	if err := get(3); err != nil {
+		return err
+	}
+	s.report(out)
+	return nil
+}

@@ -1,0 +1,351 @@
+package idleconn
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// Conn is a net.Conn that closes itself when it has been idle, with
+// neither a Read returning data nor a Write in progress or completed, for
+// its idle timeout. It is made by [NewConn] or by a [Listener]'s Accept.
+//
+// # How the timeout is kept
+//
+// Every Read that returns data and every Write stores the clock's current
+// time in an atomic word: the refresh costs one clock reading (the
+// monotonic clock alone, on a real-clock wheel) and one compare-and-swap
+// (a Write adds two atomic adds, below), takes no lock and allocates
+// nothing. The connection's single wheel timer is not
+// reset on each call, as it would be with package time or with a deadline.
+// It is set once, for one timeout ahead; when it fires, it reads the clock
+// and the last activity: if the connection has been idle for the whole
+// timeout, it is closed; otherwise the timer is re-armed for the time that
+// remains, (last activity + timeout) - now. So a connection is never
+// closed before its deadline, and is closed at most one wheel tick (plus
+// the wheel's own delay) after it.
+//
+// The downside of this choice is that a connection that stays active
+// costs one timer firing per timeout period, which a reset-on-every-call
+// timer would not; for the idle timeouts servers use (seconds to minutes)
+// that is far cheaper than touching a shared timer structure on every
+// Read and Write. (Node.js makes the same trade for its sockets: one
+// list per duration, re-checked when its timer fires.)
+//
+// # Writes
+//
+// A Write in progress counts as activity: an idle close never interrupts
+// it, so data the application has written is never cut short by the
+// timer. Write announces itself in an atomic state word, which the timer
+// must find empty to close the connection, and a Write that starts after
+// the close fails without touching the connection. A Read in progress is
+// not activity (a blocked Read is how an idle connection looks); a Read
+// that returns data in the very instant the timer decides to close may
+// lose that race, exactly as bytes arriving at a read deadline may.
+//
+// The connection is also kept open while it is marked busy ([Conn.SetBusy]).
+// A Conn that is dropped without Close is closed by its timer once idle.
+// On a closed wheel the timer never fires and the connection never idles
+// out.
+//
+// A Conn is safe for concurrent use, like the net.Conn it wraps.
+type Conn struct {
+	nc    net.Conn
+	w     *timewheel.Wheel
+	d     time.Duration
+	epoch time.Time                       // w.Now() when the Conn was made; activity is measured from it
+	mono  bool                            // epoch has a monotonic reading: time the Conn with time.Since
+	last  atomic.Int64                    // nanoseconds from epoch to the last activity
+	state atomic.Int64                    // closedIdle, closedByUser, busy flags and the count of Writes in progress
+	timer atomic.Pointer[timewheel.Timer] // fires at the earliest possible idle deadline
+}
+
+// state bits: the low bits are flags, the middle ones count Writes in
+// progress, and the high ones count Writes ended, so that the timer can
+// tell, with one compare-and-swap, that no Write started or ended while it
+// was deciding to close (they wrap around harmlessly).
+const (
+	closedIdle   = 1 << 0  // closed by the timer
+	closedByUser = 1 << 1  // closed by Close
+	busy         = 1 << 2  // SetBusy(true)
+	writing      = 1 << 3  // one Write in progress
+	wrote        = 1 << 32 // one Write ended
+
+	closed = closedIdle | closedByUser
+)
+
+// NewConn returns c wrapped so that it is closed after being idle for d,
+// timed on the wheel w (nil means [timewheel.Default]). The timeout starts
+// now. It returns a *[TimeoutError] if d is not positive, and panics if c
+// is nil. The complexity is O(1).
+func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
+	if c == nil {
+		panic("idleconn: NewConn called with nil net.Conn")
+	}
+	if d <= 0 {
+		return nil, &TimeoutError{Timeout: d}
+	}
+	if w == nil {
+		w = timewheel.Default()
+	}
+	return newConn(c, w, d), nil
+}
+
+func newConn(nc net.Conn, w *timewheel.Wheel, d time.Duration) *Conn {
+	c := &Conn{nc: nc, w: w, d: d, epoch: w.Now()}
+	c.mono = c.epoch != c.epoch.Round(0) // Round(0) strips the monotonic reading
+	c.timer.Store(w.AfterFunc(d, c.expire))
+	return c
+}
+
+// since returns the wheel clock's time since c.epoch, in nanoseconds.
+//
+// A wheel on the real clock (or any clock whose times carry a monotonic
+// reading, as package time's do, also inside a testing/synctest bubble)
+// is read with time.Since, which reads only the monotonic clock and costs
+// about half of w.Now(), which reads the wall clock too. Other clocks,
+// such as clock.Virtual, are read through the wheel.
+func (c *Conn) since() int64 {
+	if c.mono {
+		return int64(time.Since(c.epoch))
+	}
+	return int64(c.w.Now().Sub(c.epoch))
+}
+
+// touch records activity now. Concurrent calls keep the latest time: a
+// Read that read the clock before a Write but stores after it must not
+// move the deadline earlier.
+func (c *Conn) touch() {
+	now := c.since()
+	for {
+		old := c.last.Load()
+		if now <= old || c.last.CompareAndSwap(old, now) {
+			return
+		}
+	}
+}
+
+// expire is the timer's callback: it closes the connection if it has been
+// idle for the whole timeout, and otherwise re-arms the timer for the time
+// that remains. Closing is one compare-and-swap of the state read before
+// the last activity: it fails, and the decision is taken again, if a
+// Write started or ended meanwhile.
+func (c *Conn) expire() {
+	t := c.timer.Load()
+	for t == nil { // fired before newConn stored it: only for a timeout of a tick or less
+		runtime.Gosched()
+		t = c.timer.Load()
+	}
+	for {
+		s := c.state.Load() // before last: a Write that ends after this changes the state
+		if s&closed != 0 {
+			return // closed meanwhile
+		}
+		idle := time.Duration(c.since() - c.last.Load())
+		if idle < c.d {
+			t.Reset(c.d - idle)
+			return
+		}
+		if s&(wrote-1) != 0 { // busy, or a Write in progress: look again later
+			t.Reset(c.d)
+			return
+		}
+		if c.state.CompareAndSwap(s, s|closedIdle) {
+			c.nc.Close()
+			return
+		}
+	}
+}
+
+// Read reads data from the connection, as net.Conn's Read. A Read that
+// returns data counts as activity. On a connection that has been closed,
+// or that is closed while Read waits, it returns a *net.OpError matching
+// net.ErrClosed (and ErrIdleTimeout after an idle close). The refresh
+// costs O(1) and allocates nothing.
+func (c *Conn) Read(b []byte) (int, error) {
+	n, err := c.nc.Read(b)
+	if n > 0 {
+		c.touch()
+	}
+	if err != nil {
+		err = c.closedErr("read", err)
+	}
+	return n, err
+}
+
+// Write writes data to the connection, as net.Conn's Write. A Write counts
+// as activity from start to end: an idle close waits for it, in the sense
+// that the timer does not close the connection while a Write is in
+// progress. On a closed connection Write writes nothing and returns a
+// *net.OpError matching net.ErrClosed (and ErrIdleTimeout after an idle
+// close). The refresh costs O(1) and allocates nothing.
+func (c *Conn) Write(b []byte) (int, error) {
+	if !c.beginWrite() {
+		return 0, c.opError("write")
+	}
+	n, err := c.nc.Write(b)
+	c.endWrite()
+	if err != nil {
+		err = c.closedErr("write", err)
+	}
+	return n, err
+}
+
+// ReadFrom copies r to the connection, using the underlying connection's
+// ReadFrom when it has one (so that net/http can still use sendfile). The
+// whole copy counts as one Write in progress.
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	if !c.beginWrite() {
+		return 0, c.opError("readfrom")
+	}
+	var n int64
+	var err error
+	if rf, ok := c.nc.(io.ReaderFrom); ok {
+		n, err = rf.ReadFrom(r)
+	} else {
+		n, err = io.Copy(writerOnly{c.nc}, r)
+	}
+	c.endWrite()
+	if err != nil {
+		err = c.closedErr("readfrom", err)
+	}
+	return n, err
+}
+
+// writerOnly hides every method but Write, so that io.Copy does not call
+// back into ReadFrom.
+type writerOnly struct{ io.Writer }
+
+// beginWrite registers a Write in progress and reports whether the
+// connection is open. After a false return the Write must not proceed.
+func (c *Conn) beginWrite() bool {
+	if c.state.Add(writing)&closed != 0 {
+		c.state.Add(-writing)
+		return false
+	}
+	return true
+}
+
+// endWrite records the activity and ends the Write in progress, in that
+// order: the timer, once it sees no Write in progress, also sees its time.
+func (c *Conn) endWrite() {
+	c.touch()
+	c.state.Add(wrote - writing)
+}
+
+// SetBusy marks the connection busy or not. A busy connection is never
+// closed for idleness, as if a Write were in progress; clearing the mark
+// counts as activity, so the idle timeout restarts then. It suits
+// http.Server.ConnState: busy while a request is active, so that a
+// handler's long silence does not close its connection, and only the wait
+// between requests is timed. The complexity is O(1).
+func (c *Conn) SetBusy(b bool) {
+	if b {
+		c.state.Or(busy)
+		return
+	}
+	c.touch()
+	c.state.And(^busy)
+}
+
+// Close closes the connection and stops its idle timer. Closing a
+// connection that is already closed, by Close or for idleness, returns a
+// *net.OpError matching net.ErrClosed (and ErrIdleTimeout after an idle
+// close), as net's own connections do. Close does not wait for Reads and
+// Writes in progress; they fail, as with any net.Conn. The complexity is
+// O(1).
+func (c *Conn) Close() error {
+	for {
+		s := c.state.Load()
+		if s&closed != 0 {
+			return c.opError("close")
+		}
+		if c.state.CompareAndSwap(s, s|closedByUser) {
+			break
+		}
+	}
+	c.timer.Load().Stop()
+	return c.nc.Close()
+}
+
+// Err returns why the connection is closed: nil while it is open,
+// ErrIdleTimeout if it was closed for idleness, and net.ErrClosed if it
+// was closed by Close. The complexity is O(1).
+func (c *Conn) Err() error {
+	return reason(c.state.Load())
+}
+
+func reason(s int64) error {
+	switch {
+	case s&closedIdle != 0:
+		return ErrIdleTimeout
+	case s&closedByUser != 0:
+		return net.ErrClosed
+	}
+	return nil
+}
+
+// IdleTimeout returns the connection's idle timeout.
+func (c *Conn) IdleTimeout() time.Duration { return c.d }
+
+// NetConn returns the underlying connection. Reads and Writes made on it
+// directly are not seen as activity.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// LocalAddr returns the local network address, as net.Conn's.
+func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+
+// RemoteAddr returns the remote network address, as net.Conn's.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+
+// SetDeadline sets the read and write deadlines of the underlying
+// connection. They are independent of the idle timeout.
+func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetDeadline(t) }
+
+// SetReadDeadline sets the read deadline of the underlying connection.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the write deadline of the underlying connection.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.nc.SetWriteDeadline(t) }
+
+// CloseWrite shuts down the writing side of the underlying connection if
+// it supports that (as *net.TCPConn does); net/http uses it for a graceful
+// close. It does not close the Conn.
+func (c *Conn) CloseWrite() error {
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return &net.OpError{Op: "close", Net: c.network(), Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: errNoCloseWrite}
+}
+
+// closedErr replaces err, an error from the underlying connection, by the
+// closed-connection error if c has been closed: a Read interrupted by an
+// idle close then says so.
+func (c *Conn) closedErr(op string, err error) error {
+	if c.state.Load()&closed == 0 {
+		return err
+	}
+	return c.opError(op)
+}
+
+// opError returns the error of operation op on the closed connection c,
+// shaped like net's: a *net.OpError around net.ErrClosed, or around an
+// error that is both net.ErrClosed and ErrIdleTimeout.
+func (c *Conn) opError(op string) error {
+	err := net.ErrClosed
+	if c.state.Load()&closedIdle != 0 {
+		err = errIdleClosed
+	}
+	return &net.OpError{Op: op, Net: c.network(), Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: err}
+}
+
+func (c *Conn) network() string {
+	if a := c.nc.LocalAddr(); a != nil {
+		return a.Network()
+	}
+	return ""
+}

@@ -1,0 +1,62 @@
+// Package idleconn closes network connections that stay idle: a
+// [net.Conn] wrapper whose idle timeout is refreshed by every Read and
+// Write, and a [net.Listener] wrapper that hands out such connections,
+// both on a [timewheel.Wheel].
+//
+// Every socket of a server carries an idle timeout that is refreshed on
+// each read and write and almost never fires (the reference documents'
+// Node.js socket.setTimeout and HTTP keep-alive). Package idleconn makes
+// that refresh nearly free: a Read or Write stores the time of the last
+// activity in an atomic word and touches neither the wheel nor the
+// runtime's timers. Each connection has one wheel timer, set for one idle
+// timeout ahead; when it fires it compares the clock with the last
+// activity and, if the connection was active meanwhile, re-arms itself for
+// the time that remains. Only a connection that has really been idle for
+// the whole timeout is closed, never earlier (see [Conn] for the details
+// and the trade-off).
+//
+// # Reasons and errors
+//
+// A connection closed for idleness reports [ErrIdleTimeout] from [Conn.Err].
+// Reads and Writes after the close, and a Read in progress when it
+// happens, fail as on any closed connection: with a *net.OpError whose
+// error matches both net.ErrClosed and ErrIdleTimeout under errors.Is.
+// Closing a connection twice returns such an error too. A Write in
+// progress is never interrupted by an idle close: it counts as activity.
+//
+// # With net/http
+//
+// Serve an [http.Server] on a [Listener]:
+//
+//	ln, err := net.Listen("tcp", ":8080")
+//	...
+//	iln, err := idleconn.NewListener(ln, nil, 2*time.Minute) // nil: timewheel.Default()
+//	...
+//	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+//	srv.Serve(iln)
+//
+// The idle timeout and http.Server's own timeouts are independent and all
+// apply; whichever fires first ends the connection (or the request):
+//
+//   - http.Server.IdleTimeout bounds the wait for the next request on a
+//     keep-alive connection, by setting a read deadline on it, which is a
+//     runtime timer per connection reset for every request. With idleconn
+//     in front it can be left zero; note that when it is zero, net/http
+//     uses ReadTimeout in its place.
+//   - ReadTimeout and ReadHeaderTimeout bound the reading of one request,
+//     WriteTimeout the writing of one response. idleconn does not replace
+//     them: a client that trickles one byte a second is active, not idle,
+//     so only ReadHeaderTimeout protects against it; and a Write blocked
+//     because the client does not read is activity too, which only
+//     WriteTimeout (a write deadline) bounds.
+//   - idleconn measures silence in both directions, whatever the HTTP
+//     state: a handler that neither reads nor writes for longer than the
+//     idle timeout (a long computation, a long poll) has its connection
+//     closed under it. Pick a timeout longer than any such pause, or mark
+//     the connection busy while a request is in flight with
+//     [Conn.SetBusy] from http.Server.ConnState (see the example), which
+//     makes the idle timeout exactly a keep-alive timeout.
+//
+// Deadlines set with SetDeadline, SetReadDeadline and SetWriteDeadline
+// pass through to the underlying connection unchanged.
+package idleconn

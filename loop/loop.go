@@ -1,0 +1,333 @@
+package loop
+
+import (
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/queue"
+)
+
+// ErrStopped is returned by Post, and by Run, once the loop has been
+// stopped.
+var ErrStopped = errors.New("loop: stopped")
+
+// Loop is a single-goroutine event loop of timers and posted functions,
+// like libuv's uv_loop_t. It is made by [New].
+//
+// Post, Stop, Ref and Unref are safe for concurrent use, from any
+// goroutine. Run, RunOnce, RunNoWait and Timeout, and the methods of the
+// loop's timers, belong to the goroutine running the loop: call them from
+// callbacks and posted functions, or before the loop runs. Only one
+// goroutine may run the loop at a time; Run panics if called while the
+// loop is running, including from one of its own callbacks.
+type Loop struct {
+	clock clock.Clock
+	epoch time.Time     // tick 0
+	tick  time.Duration // duration of one tick
+
+	// Owned by the goroutine running the loop.
+	q       *queue.Wheel
+	refs    int         // active referenced timers
+	sleeper clock.Timer // wakes the loop for the earliest timer; nil until first needed
+	batch   []*Timer    // timers expired in this pass, in order
+	work    []func()    // posted functions being run in this pass
+
+	running atomic.Bool
+	stopped atomic.Bool
+	wake    chan struct{} // capacity 1: a wakeup is pending
+
+	mu     sync.Mutex
+	posted []func() // guarded by mu
+	holds  int      // guarded by mu; Ref minus Unref
+}
+
+// New returns a loop configured by opts. It starts no goroutine: the loop
+// runs on the goroutine that calls Run.
+func New(opts ...Option) *Loop {
+	cfg := config{clock: clock.Real(), tick: time.Millisecond}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	l := &Loop{
+		clock: cfg.clock,
+		tick:  cfg.tick,
+		q:     queue.NewWheel(),
+		wake:  make(chan struct{}, 1),
+	}
+	l.epoch = l.clock.Now()
+	return l
+}
+
+// Now returns the current time of the loop's clock.
+func (l *Loop) Now() time.Time { return l.clock.Now() }
+
+// Post queues f to run on the loop goroutine, after the functions posted
+// before it, and wakes the loop. It may be called from any goroutine,
+// including the loop's own (f then runs on a later pass). A posted
+// function keeps Run from returning until it has run. On a stopped loop
+// Post returns ErrStopped and f never runs. Post panics if f is nil. The
+// complexity is O(1) amortised.
+func (l *Loop) Post(f func()) error {
+	if f == nil {
+		panic("loop: Post called with nil func")
+	}
+	l.mu.Lock()
+	if l.stopped.Load() {
+		l.mu.Unlock()
+		return ErrStopped
+	}
+	l.posted = append(l.posted, f)
+	l.mu.Unlock()
+	l.signal()
+	return nil
+}
+
+// Stop ends the loop for good, from any goroutine: Run returns
+// ErrStopped once the callback in progress, if any, has returned; no
+// further callback or posted function runs, functions posted but not yet
+// run are dropped, and Post returns ErrStopped. Stop does not wait for Run
+// to return. Stopping a stopped loop does nothing. (libuv's uv_stop only
+// ends the current uv_run; here Stop is final, so that work posted from
+// other goroutines cannot be lost silently.)
+func (l *Loop) Stop() {
+	l.mu.Lock()
+	l.stopped.Store(true)
+	l.posted = nil
+	l.mu.Unlock()
+	l.signal()
+}
+
+// Ref keeps the loop alive, as a referenced handle does in libuv, until a
+// matching Unref: Run does not return for lack of work while a Ref is
+// held, and waits for posted functions instead. It may be called from any
+// goroutine; a producer that will Post to the loop holds a Ref while it
+// may.
+func (l *Loop) Ref() {
+	l.mu.Lock()
+	l.holds++
+	l.mu.Unlock()
+}
+
+// Unref releases a Ref and wakes the loop, so that Run can return if
+// nothing else keeps it alive. Unref panics if no Ref is held.
+func (l *Loop) Unref() {
+	l.mu.Lock()
+	if l.holds == 0 {
+		l.mu.Unlock()
+		panic("loop: Unref called with no Ref held")
+	}
+	l.holds--
+	l.mu.Unlock()
+	l.signal()
+}
+
+// signal wakes the loop if it is waiting, or makes its next wait return.
+func (l *Loop) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs the loop until nothing is left to do, and returns nil then:
+// no referenced timer active, no posted function waiting and no Ref held.
+// It returns ErrStopped if the loop is or gets stopped. A callback that
+// panics unwinds through Run, leaving the loop able to run again; timers
+// that were due with it and had not run yet stay due.
+func (l *Loop) Run() error {
+	l.enter()
+	defer l.running.Store(false)
+	for {
+		l.pass()
+		if l.stopped.Load() {
+			return ErrStopped
+		}
+		if !l.alive() {
+			return nil
+		}
+		l.wait()
+	}
+}
+
+// RunOnce runs every timer that is due and every function posted; if
+// nothing was ready and the loop is alive, it first waits for the next
+// timer or Post. It reports whether the loop is still alive, as libuv's
+// UV_RUN_ONCE does; a stopped loop is not.
+func (l *Loop) RunOnce() bool {
+	l.enter()
+	defer l.running.Store(false)
+	if l.pass() == 0 && !l.stopped.Load() && l.alive() {
+		l.wait()
+		l.pass()
+	}
+	return !l.stopped.Load() && l.alive()
+}
+
+// RunNoWait runs every timer that is due and every function posted,
+// without waiting, and reports whether the loop is still alive, as
+// libuv's UV_RUN_NOWAIT does; a stopped loop is not. With [Loop.Timeout]
+// it lets another event loop, or a test on a virtual clock, drive this
+// one.
+func (l *Loop) RunNoWait() bool {
+	l.enter()
+	defer l.running.Store(false)
+	l.pass()
+	return !l.stopped.Load() && l.alive()
+}
+
+// Timeout returns how long RunOnce would wait for the next timer: zero if
+// work is ready (a timer due or a function posted), the time until the
+// earliest timer otherwise, and false if no timer is active (RunOnce would
+// then wait for a Post if the loop is alive). It is libuv's
+// uv_backend_timeout. The complexity is O(1) amortised.
+func (l *Loop) Timeout() (time.Duration, bool) {
+	l.mu.Lock()
+	posted := len(l.posted) > 0
+	l.mu.Unlock()
+	if posted {
+		return 0, true
+	}
+	next, ok := l.q.Next()
+	if !ok {
+		return 0, false
+	}
+	if next > math.MaxInt64/int64(l.tick) {
+		return math.MaxInt64, true
+	}
+	return max(time.Duration(next)*l.tick-l.clock.Since(l.epoch), 0), true
+}
+
+func (l *Loop) enter() {
+	if !l.running.CompareAndSwap(false, true) {
+		panic("loop: Run called while the loop is running")
+	}
+}
+
+// alive reports whether anything can still make the loop run a callback.
+func (l *Loop) alive() bool {
+	if l.refs > 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.posted) > 0 || l.holds > 0
+}
+
+// pass runs the timers due now, then the functions posted so far, and
+// returns how many callbacks it ran.
+func (l *Loop) pass() int {
+	return l.runTimers() + l.runPosted()
+}
+
+// wait blocks until the earliest timer is due or the loop is signalled.
+func (l *Loop) wait() {
+	d, ok := l.Timeout()
+	if ok && d == 0 {
+		return
+	}
+	if ok {
+		if l.sleeper == nil {
+			l.sleeper = l.clock.AfterFunc(d, l.signal)
+		} else {
+			l.sleeper.Reset(d)
+		}
+	}
+	<-l.wake
+	if ok {
+		l.sleeper.Stop()
+	}
+}
+
+// nowTick returns the tick the clock is in now.
+func (l *Loop) nowTick() int64 { return int64(l.clock.Since(l.epoch)) / int64(l.tick) }
+
+// deadline returns the tick at which a timer started now with timeout d
+// falls due: rounded up, never early, saturated at the end of time. Zero
+// or negative means due now.
+func (l *Loop) deadline(d time.Duration) int64 {
+	if d <= 0 {
+		return 0 // the engine reads any past tick as its current one
+	}
+	ns := int64(l.clock.Since(l.epoch))
+	if ns > math.MaxInt64-int64(d) {
+		return math.MaxInt64 / int64(l.tick)
+	}
+	ns += int64(d)
+	return (ns + int64(l.tick) - 1) / int64(l.tick)
+}
+
+// runTimers expires the timers due now and runs their callbacks in order.
+// A callback may stop or restart any timer, including ones due in the
+// same pass, which then do not run. If a callback panics, the timers of
+// the pass that have not run are made due again.
+func (l *Loop) runTimers() int {
+	now := l.nowTick()
+	l.q.Expire(now, func(e *queue.Entry) {
+		t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
+		t.batched = true
+		if t.repeat > 0 {
+			l.q.Insert(&t.e, l.after(now, t.repeat))
+		}
+		l.batch = append(l.batch, t)
+	})
+	batch := l.batch
+	ran, i := 0, 0
+	defer func() {
+		for _, t := range batch[i:] {
+			if t.batched { // a panic left it unrun: due again
+				t.batched = false
+				l.q.Cancel(&t.e) // a repeating timer's next run becomes this one
+				l.q.Insert(&t.e, now)
+			}
+		}
+		clear(batch)
+		l.batch = batch[:0]
+	}()
+	for ; i < len(batch); i++ {
+		t := batch[i]
+		if !t.batched || l.stopped.Load() {
+			continue // stopped or restarted by an earlier callback
+		}
+		t.batched = false
+		t.sync()
+		ran++
+		t.f()
+	}
+	return ran
+}
+
+// after returns the tick d after tick now, rounded up and saturated.
+func (l *Loop) after(now int64, d time.Duration) int64 {
+	n := (int64(d)-1)/int64(l.tick) + 1
+	if now > math.MaxInt64-n {
+		return math.MaxInt64
+	}
+	return now + n
+}
+
+// runPosted runs the functions posted before it started, in order.
+// Functions they post run on the next pass.
+func (l *Loop) runPosted() int {
+	l.mu.Lock()
+	work := l.posted
+	l.posted = l.work[:0]
+	l.mu.Unlock()
+	ran := 0
+	defer func() {
+		clear(work)
+		l.work = work[:0]
+	}()
+	for _, f := range work {
+		if l.stopped.Load() {
+			break
+		}
+		ran++
+		f()
+	}
+	return ran
+}

@@ -1,0 +1,165 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel/queue"
+)
+
+// ErrNeverStarted is returned by Again on a timer that has never been
+// started, as libuv's uv_timer_again returns UV_EINVAL.
+var ErrNeverStarted = errors.New("loop: Again called on a timer never started")
+
+// Timer is a timer of a Loop, libuv's uv_timer_t: a callback run on the
+// loop goroutine after a timeout and then, if it repeats, every repeat
+// interval. It is made by [Loop.NewTimer], [Loop.AfterFunc] or
+// [Loop.Every]. A Timer keeps the loop alive while it is active, unless
+// it is unreferenced ([Timer.Unref]).
+//
+// A Timer is not safe for concurrent use: its methods belong to the loop
+// goroutine, or to setting up before the loop runs.
+type Timer struct {
+	e       queue.Entry // first: the wheel's link; see runTimers
+	l       *Loop
+	f       func()
+	repeat  time.Duration
+	started bool // Start has been called
+	batched bool // expired in the current pass, callback not yet run
+	active  bool // counted as active: pending or batched
+	unref   bool
+}
+
+// NewTimer returns a stopped timer of the loop that will call f. It
+// panics if f is nil.
+func (l *Loop) NewTimer(f func()) *Timer {
+	if f == nil {
+		panic("loop: NewTimer called with nil func")
+	}
+	return &Timer{l: l, f: f}
+}
+
+// AfterFunc returns a timer that calls f once, d from now. The complexity
+// is O(1).
+func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
+	t := l.NewTimer(f)
+	t.Start(d, 0)
+	return t
+}
+
+// Every returns a timer that calls f every d, first d from now. It panics
+// if d is not positive. The complexity is O(1).
+func (l *Loop) Every(d time.Duration, f func()) *Timer {
+	if d <= 0 {
+		panic(fmt.Sprintf("loop: Every called with non-positive interval %v", d))
+	}
+	t := l.NewTimer(f)
+	t.Start(d, d)
+	return t
+}
+
+// Start starts the timer, as uv_timer_start: its callback runs timeout
+// from now (zero or negative: on the next pass) and then, if repeat is
+// positive, every repeat. A timer already active is restarted. Timers due
+// at the same tick run in the order they were started. Start panics if
+// repeat is negative. The complexity is O(1).
+func (t *Timer) Start(timeout, repeat time.Duration) {
+	if repeat < 0 {
+		panic(fmt.Sprintf("loop: Timer.Start called with negative repeat %v", repeat))
+	}
+	l := t.l
+	if l.stopped.Load() {
+		return
+	}
+	l.q.Cancel(&t.e)
+	t.batched = false
+	t.repeat = repeat
+	t.started = true
+	l.q.Insert(&t.e, l.deadline(timeout))
+	t.sync()
+}
+
+// Stop stops the timer, as uv_timer_stop, and reports whether it was
+// active. A timer due in the current pass whose callback has not run yet
+// does not run. The complexity is O(1).
+func (t *Timer) Stop() bool {
+	was := t.active
+	t.l.q.Cancel(&t.e)
+	t.batched = false
+	t.sync()
+	return was
+}
+
+// Again restarts a repeating timer, as uv_timer_again: it is stopped and,
+// if its repeat interval is positive, started again with the repeat as
+// its timeout. It returns ErrNeverStarted if the timer has never been
+// started. The complexity is O(1).
+func (t *Timer) Again() error {
+	if !t.started {
+		return ErrNeverStarted
+	}
+	t.Stop()
+	if t.repeat > 0 {
+		t.Start(t.repeat, t.repeat)
+	}
+	return nil
+}
+
+// SetRepeat sets the repeat interval, as uv_timer_set_repeat: it takes
+// effect when the timer next fires or is restarted with Again. A zero
+// interval makes the timer fire once more at most. SetRepeat panics if d
+// is negative.
+func (t *Timer) SetRepeat(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("loop: Timer.SetRepeat called with negative repeat %v", d))
+	}
+	t.repeat = d
+}
+
+// Repeat returns the repeat interval.
+func (t *Timer) Repeat() time.Duration { return t.repeat }
+
+// Active reports whether the timer is started and has not fired for the
+// last time or been stopped.
+func (t *Timer) Active() bool { return t.active }
+
+// Unref makes the timer not keep the loop alive: Run may return while it
+// is active, as with Node.js's timeout.unref(). It still fires while the
+// loop runs. The complexity is O(1).
+func (t *Timer) Unref() {
+	if !t.unref && t.active {
+		t.l.refs--
+	}
+	t.unref = true
+}
+
+// Ref undoes Unref: the active timer keeps the loop alive again. The
+// complexity is O(1).
+func (t *Timer) Ref() {
+	if t.unref && t.active {
+		t.l.refs++
+	}
+	t.unref = false
+}
+
+// HasRef reports whether the timer keeps the loop alive when active.
+func (t *Timer) HasRef() bool { return !t.unref }
+
+// sync recomputes whether the timer is active and updates the loop's
+// count of active referenced timers.
+func (t *Timer) sync() {
+	active := t.e.Pending() || t.batched
+	if active == t.active {
+		return
+	}
+	t.active = active
+	if t.unref {
+		return
+	}
+	if active {
+		t.l.refs++
+	} else {
+		t.l.refs--
+	}
+}

@@ -1,0 +1,80 @@
+package wheelctx_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/wheelctx"
+)
+
+const benchTimeout = time.Minute
+
+// BenchmarkCreateCancel is the per-request cost of a deadline: create a
+// context with a one-minute timeout and cancel it, as a handler does with
+// defer cancel(). pending is the number of other deadline contexts alive
+// meanwhile, made earlier with the same timeout (requests in flight);
+// parent is Background or a cancelable context (r.Context() in a
+// server). Package context runs as a
+// sub-benchmark in the same function:
+//
+//	go test -run '^$' -bench CreateCancel -count 6 ./wheelctx > ctx.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl ctx.txt
+func BenchmarkCreateCancel(b *testing.B) {
+	for _, pending := range []int{0, 1e5} {
+		for _, parent := range []string{"background", "cancelable"} {
+			for _, impl := range []string{"context", "wheelctx"} {
+				name := fmt.Sprintf("pending=%.0e/parent=%s/impl=%s", float64(pending), parent, impl)
+				b.Run(name, func(b *testing.B) {
+					w := timewheel.New()
+					defer w.Close()
+					withTimeout := context.WithTimeout
+					if impl == "wheelctx" {
+						withTimeout = wheelctx.On(w).WithTimeout
+					}
+					for range pending {
+						_, cancel := withTimeout(context.Background(), benchTimeout)
+						defer cancel()
+					}
+					p := context.Background()
+					if parent == "cancelable" {
+						var cancel context.CancelFunc
+						p, cancel = context.WithCancel(p)
+						defer cancel()
+					}
+					b.ReportAllocs()
+					for b.Loop() {
+						_, cancel := withTimeout(p, benchTimeout)
+						cancel()
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkCreateCancelParallel is BenchmarkCreateCancel from every
+// processor at once, on a cancelable parent per goroutine.
+func BenchmarkCreateCancelParallel(b *testing.B) {
+	for _, impl := range []string{"context", "wheelctx"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			w := timewheel.New()
+			defer w.Close()
+			withTimeout := context.WithTimeout
+			if impl == "wheelctx" {
+				withTimeout = wheelctx.On(w).WithTimeout
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				p, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				for pb.Next() {
+					_, cancel := withTimeout(p, benchTimeout)
+					cancel()
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,213 @@
+package wheelctx
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// How a timerCtx was finished by its own hand.
+const (
+	open     = iota // not finished by the timer or the CancelFunc (maybe by the parent)
+	timedOut        // by the wheel timer: Err is DeadlineExceeded
+	canceled        // by the CancelFunc
+)
+
+// timerCtx is a context done at a deadline on a wheel.
+//
+// Its embedded Context, inner, is context.WithCancelCause(parent): it
+// supplies Done and Value and is canceled synchronously with the parent.
+// The timer and the CancelFunc cancel it too, with the right cause; Err
+// translates the Canceled that results from the timer into
+// DeadlineExceeded. Contexts derived from a timerCtx register with its
+// AfterFunc (see Value), so that the timer cancels them with
+// DeadlineExceeded too.
+//
+// A timerCtx is safe for concurrent use.
+type timerCtx struct {
+	context.Context // inner
+	cancelInner     context.CancelCauseFunc
+	w               *timewheel.Wheel
+	deadline        time.Time
+	cause           error                           // the cause of timing out: the caller's, or DeadlineExceeded
+	timer           atomic.Pointer[timewheel.Timer] // nil until set, and if born past its deadline
+
+	how atomic.Uint32 // open, timedOut or canceled; written under mu, before inner is canceled
+
+	mu       sync.Mutex
+	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
+	stop     func() bool             // guarded by mu; stops the AfterFunc on inner that serves after
+	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying cause
+}
+
+type afterFunc struct{ f func() }
+
+// newTimerCtx returns a context done at deadline d on w, whose clock read
+// now, with cause as the cause of its timing out (nil for
+// DeadlineExceeded).
+func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, cause error) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		panic("wheelctx: cannot create context from nil parent")
+	}
+	if cur, ok := parent.Deadline(); ok && cur.Before(d) {
+		// The parent is done first: this is no different from WithCancel,
+		// and package context returns exactly that.
+		return context.WithCancel(parent)
+	}
+	if cause == nil {
+		cause = context.DeadlineExceeded
+	}
+	c := &timerCtx{w: w, deadline: d, cause: cause}
+	c.Context, c.cancelInner = context.WithCancelCause(parent)
+	f := c.cancelOrExpire // one func is both the CancelFunc and the timer's callback
+	if dur := d.Sub(now); dur <= 0 {
+		c.finish(timedOut, cause) // the deadline has already passed
+	} else if c.Context.Err() == nil { // else the parent is done already
+		c.timer.Store(w.AfterFunc(dur, f))
+	}
+	return c, f
+}
+
+// cancelOrExpire is both the CancelFunc and the wheel timer's callback,
+// which saves an allocation per context. Stopping the timer tells them
+// apart: if Stop stops it, this is the CancelFunc, before the deadline.
+// Otherwise the timer has fired (this may be it) or never will (it was
+// never set, or its wheel is closed), and the wheel clock says whether the
+// deadline has passed.
+func (c *timerCtx) cancelOrExpire() {
+	if t := c.timer.Load(); t != nil && t.Stop() {
+		c.finish(canceled, context.Canceled)
+		return
+	}
+	if c.w.Now().Before(c.deadline) {
+		c.finish(canceled, context.Canceled)
+		return
+	}
+	c.finish(timedOut, c.cause)
+}
+
+// finish cancels c, how it says, with cause, unless c is done already,
+// and then cancels the contexts registered with AfterFunc, synchronously,
+// as package context cancels its children.
+func (c *timerCtx) finish(how uint32, cause error) {
+	c.mu.Lock()
+	if c.how.Load() != open || c.Context.Err() != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.how.Store(how) // before inner is done: whoever sees Done closed sees how
+	if c.stop != nil {
+		c.stop() // the funcs run here, not on a goroutine
+	}
+	c.cancelInner(cause)
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for a := range after {
+		a.f()
+	}
+}
+
+// Deadline returns the context's deadline, on the wheel's clock.
+func (c *timerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Err returns nil while the context is open, DeadlineExceeded once its
+// deadline has passed, Canceled once its CancelFunc was called, and the
+// parent's error if the parent was done first.
+func (c *timerCtx) Err() error {
+	err := c.Context.Err()
+	if err == context.Canceled && c.how.Load() == timedOut {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// Value returns the parent's value for key, except for package context's
+// private key (see cancelCtxKey).
+func (c *timerCtx) Value(key any) any {
+	if key == cancelCtxKey && key != nil {
+		return c.cancelCtxValue()
+	}
+	return c.Context.Value(key)
+}
+
+// cancelCtxValue answers context's private key, which context.Cause uses
+// to find the cause and context.WithCancel to find where to attach a
+// child. An open context answers a never-canceled context, so that Cause
+// reads nil and children come to AfterFunc. A context done by the parent
+// or the CancelFunc answers inner, whose cause is right. A context that
+// timed out answers a canceled context carrying the timeout's cause, but
+// not inner, whose Done is c's: a child attached to inner would be told
+// Canceled rather than DeadlineExceeded.
+func (c *timerCtx) cancelCtxValue() any {
+	if c.Context.Err() == nil {
+		return neverCanceled
+	}
+	if c.how.Load() != timedOut {
+		return c.Context.Value(cancelCtxKey)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.causeCtx == nil {
+		var cancel context.CancelCauseFunc
+		c.causeCtx, cancel = context.WithCancelCause(context.Background())
+		cancel(c.cause)
+	}
+	return c.causeCtx.Value(cancelCtxKey)
+}
+
+// AfterFunc arranges to call f once the context is done, and returns a
+// function that prevents the call if it has not started, reporting
+// whether it did. Package context calls it to attach a derived context;
+// context.AfterFunc(ctx, f) goes through it too. f is called
+// synchronously when the deadline passes or the CancelFunc is called, on
+// its own goroutine when the parent is canceled or the context is done
+// already.
+func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	if c.how.Load() != open || c.Context.Err() != nil {
+		c.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	a := &afterFunc{f: f}
+	if c.after == nil {
+		c.after = make(map[*afterFunc]struct{})
+	}
+	c.after[a] = struct{}{}
+	if c.stop == nil {
+		c.stop = context.AfterFunc(c.Context, c.parentDone)
+	}
+	c.mu.Unlock()
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.after[a]
+		delete(c.after, a)
+		return ok
+	}
+}
+
+// parentDone runs, on its own goroutine, when inner is done without
+// finish: when the parent was canceled.
+func (c *timerCtx) parentDone() {
+	c.mu.Lock()
+	after := c.after
+	c.after = nil
+	c.mu.Unlock()
+	for a := range after {
+		a.f()
+	}
+}
+
+// String describes the context as package context does. inner is a
+// *cancelCtx, which names itself after its parent.
+func (c *timerCtx) String() string {
+	parent := strings.TrimSuffix(fmt.Sprint(c.Context), ".WithCancel")
+	return fmt.Sprintf("%s.WithDeadline(%s [%s])", parent, c.deadline, c.deadline.Sub(c.w.Now()))
+}

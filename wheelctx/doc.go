@@ -1,0 +1,64 @@
+// Package wheelctx makes contexts whose deadlines are timers on a
+// [timewheel.Wheel] instead of the runtime's: WithTimeout, WithDeadline,
+// WithTimeoutCause and WithDeadlineCause, with package context's names
+// and behaviour.
+//
+// A server that gives every request a deadline keeps one pending timer per
+// request in flight, and cancels nearly all of them before they fire. On a
+// wheel that is O(1) per request whatever the number in flight.
+//
+// # Which wheel
+//
+// The package-level functions use [timewheel.Default], so switching is a
+// one-word change:
+//
+//	ctx, cancel := wheelctx.WithTimeout(r.Context(), 2*time.Second) // was context.WithTimeout
+//	defer cancel()
+//
+// [On] returns a [Scheduler] bound to a wheel of one's own, whose methods
+// are the same four functions; a test passes a wheel on a virtual clock
+// and moves time itself:
+//
+//	sched := wheelctx.On(w)
+//	ctx, cancel := sched.WithTimeout(parent, time.Second)
+//
+// Deadlines are read from and measured on the wheel's clock: Deadline
+// reports the wheel clock's time, and the context is done at the first
+// wheel tick at or after it, never before.
+//
+// # Behaviour
+//
+// The contexts behave as package context's own, and the tests run both
+// side by side: Done is closed and Err returns context.DeadlineExceeded
+// when the deadline passes, context.Canceled when the CancelFunc is
+// called, and the parent's error when the parent is done first, all
+// synchronously; [context.Cause] returns the cause given to the *Cause
+// variants, or the error, or the parent's cause; a parent whose deadline
+// is earlier makes the call return context.WithCancel(parent), as package
+// context does; contexts derived from one of these (by package context or
+// by this package) are done with the same error and cause. The CancelFunc
+// is idempotent and releases the wheel timer at once.
+//
+// Two differences remain, both in when memory is released rather than in
+// what a caller observes:
+//
+//   - When the parent is canceled, the context is canceled at once, but
+//     its wheel timer stays pending until the CancelFunc is called (which
+//     `go vet` insists on) or the deadline passes; package context stops
+//     the timer with the parent.
+//   - Contexts derived from one of these by package context are canceled
+//     synchronously when the deadline passes or the CancelFunc is called,
+//     but, when it is the parent further up that is canceled, on a
+//     goroutine an instant later: package context offers an outside
+//     Context no synchronous hook into a parent's cancellation.
+//
+// # How
+//
+// Each context wraps a context.WithCancelCause of the parent, which gives
+// it synchronous cancellation by the parent and carries the cause. The
+// wheel timer cancels it with the caller's cause (or DeadlineExceeded),
+// and Err turns the resulting Canceled into DeadlineExceeded. So that
+// derived contexts also see DeadlineExceeded, the context keeps them to
+// itself, through the AfterFunc method that package context looks for on
+// a parent, rather than letting them attach to the inner context.
+package wheelctx
