@@ -21,7 +21,16 @@ type Options struct {
 	// slack is held to never early, exactly once, and its declared bound;
 	// its order and Next are not compared with the reference.
 	Slack func(at, when int64) int64
+	// Unordered, if true, declares a queue that fires every timer at its
+	// tick (within Slack, if any) but not always in deadline and schedule
+	// order, as libco's wheel does with long timers. Its order and Next are
+	// not compared with the reference.
+	Unordered bool
 }
+
+// loose reports whether only the timing, not the order or Next, is held
+// against the reference.
+func (o Options) loose() bool { return o.Slack != nil || o.Unordered }
 
 func (o Options) slack(at, when int64) int64 {
 	if o.Slack == nil {

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// tiny is a run small enough for a unit test.
+func tiny(out string, extra ...string) []string {
+	return append([]string{"-sizes", "8,16", "-only", "heap,time,timewheel", "-workloads", "schedule,churn,expire,memory", "-out", out}, extra...)
+}
+
+func TestRunPrintsTheTables(t *testing.T) {
+	dir := t.TempDir()
+	var out, progress bytes.Buffer
+	if err := run(tiny(dir), &out, &progress); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"machine:", "GOMAXPROCS=", "schedule, ns/op", "churn, ns/op", "heap", "timewheel vs time", "charts:", "wall time:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if !strings.Contains(progress.String(), "timerlab:") {
+		t.Errorf("no progress on stderr: %q", progress.String())
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) == 0 {
+		t.Error("no PNG charts written")
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(tiny("", "-json"), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Machine struct{ Go string }
+		Results []struct {
+			Contender, Workload, Status string
+			N                           int
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if got.Machine.Go == "" || len(got.Results) == 0 {
+		t.Fatalf("JSON without machine or results:\n%s", out.String())
+	}
+	for _, r := range got.Results {
+		if r.Contender == "time" && r.Workload == "expire" {
+			t.Error("package time has an expire result")
+		}
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-only", "heap,nosuch"},
+		{"-sizes", "1e3,lots"},
+		{"-sizes", "0"},
+		{"-workloads", "nap"},
+		{"extra"},
+	} {
+		if err := run(args, io.Discard, io.Discard); err == nil || err == errHelp {
+			t.Errorf("run(%q) = %v, want an error", args, err)
+		}
+	}
+	var usage bytes.Buffer
+	if err := run([]string{"-h"}, io.Discard, &usage); err != errHelp || !strings.Contains(usage.String(), "-only") {
+		t.Errorf("-h: %v, usage %q", err, usage.String())
+	}
+}
+
+func TestFullAddsTenMillion(t *testing.T) {
+	o, err := parseOptions([]string{"-full"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.sizes[len(o.sizes)-1]; got != 1e7 {
+		t.Errorf("-full: largest size %d, want 1e7", got)
+	}
+	if o.out != "timerlab-out" {
+		t.Errorf("default -out is %q", o.out)
+	}
+}

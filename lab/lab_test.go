@@ -1,0 +1,185 @@
+package lab_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/timewheel/timewheel/lab"
+	"github.com/timewheel/timewheel/queue"
+	"github.com/timewheel/timewheel/queue/queuetest"
+)
+
+// suite is one structure, bound to its handle type, with what it declares
+// to the conformance suite.
+type suite struct {
+	name     string
+	opts     queuetest.Options
+	run      func(t *testing.T)
+	property func(t *testing.T)
+	check    func(t queuetest.TB, ops []queuetest.Op)
+	reenter  func(t *testing.T)
+}
+
+// suites lists every structure of lab.Structures with its handle type;
+// TestEveryStructureIsTested keeps the two lists in step.
+var suites = []suite{
+	bind[*lab.UnorderedTimer]("unordered"),
+	bind[*lab.SortedTimer]("sorted"),
+	bind[*lab.HeapTimer]("heap"),
+	bind[*lab.Heap4Timer]("heap4"),
+	bind[*lab.RBTimer]("rbtree"),
+	bind[*lab.SkipTimer]("skiplist"),
+	bindWith("libco", sparseVerify),
+	bind[*lab.RoundsTimer]("rounds"),
+	bind[*lab.NodeTimer]("node"),
+	bind[*queue.Entry]("wheel"),
+	bind[*lab.LinuxTimer]("linux"),
+}
+
+// options returns what a structure declares to the suite: its slack, and
+// whether it keeps order (libco does not; see lab.Libco).
+func options(s lab.Structure) queuetest.Options {
+	return queuetest.Options{Slack: s.Slack, Unordered: s.Unordered}
+}
+
+func structure(name string) lab.Structure {
+	for _, s := range lab.Structures() {
+		if s.Name == name {
+			return s
+		}
+	}
+	panic("lab_test: no structure named " + name)
+}
+
+func bind[H comparable](name string) suite {
+	return bindWith(name, func(q queue.Queue[H]) queue.Queue[H] { return q })
+}
+
+// bindWith is bind with a wrapper around every queue the suite makes.
+func bindWith[H comparable](name string, wrap func(queue.Queue[H]) queue.Queue[H]) suite {
+	s := structure(name)
+	newQueue := func() queue.Queue[H] { return wrap(s.New().(queue.Queue[H])) }
+	opts := options(s)
+	return suite{
+		name: name,
+		opts: opts,
+		run: func(t *testing.T) {
+			queuetest.Run(t, newQueue, opts)
+		},
+		property: func(t *testing.T) {
+			rapid.Check(t, queuetest.Property(newQueue, opts))
+		},
+		check: func(t queuetest.TB, ops []queuetest.Op) {
+			queuetest.Check(named{t, name}, newQueue, opts, ops)
+		},
+		reenter: func(t *testing.T) { reenter(t, newQueue()) },
+	}
+}
+
+// sparseVerify hands a libco wheel to the suite with a Verify that checks
+// every 16th call: a full check walks 60,000 slots, and the suite calls it
+// after every step.
+func sparseVerify(q queue.Queue[*lab.LibcoTimer]) queue.Queue[*lab.LibcoTimer] {
+	return &sparse{Libco: q.(*lab.Libco)}
+}
+
+type sparse struct {
+	*lab.Libco
+	calls int
+}
+
+func (s *sparse) Verify() error {
+	s.calls++
+	if s.calls%16 != 0 {
+		return nil
+	}
+	return s.Libco.Verify()
+}
+
+// named prefixes every failure with the structure's name, so that one fuzz
+// target can hold every structure.
+type named struct {
+	queuetest.TB
+	name string
+}
+
+func (n named) Fatalf(format string, args ...any) {
+	n.TB.Helper()
+	n.TB.Fatalf("engine=%s: "+format, append([]any{n.name}, args...)...)
+}
+
+func TestEveryStructureIsTested(t *testing.T) {
+	var want, got []string
+	for _, s := range lab.Structures() {
+		want = append(want, s.Name)
+	}
+	for _, s := range suites {
+		got = append(got, s.name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("suites cover %v, lab.Structures lists %v", got, want)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, s := range suites {
+		t.Run("engine="+s.name, s.run)
+	}
+}
+
+func TestProperty(t *testing.T) {
+	for _, s := range suites {
+		t.Run("engine="+s.name, s.property)
+	}
+}
+
+func TestFireMayReenter(t *testing.T) {
+	for _, s := range suites {
+		t.Run("engine="+s.name, s.reenter)
+	}
+}
+
+// FuzzLab replays every input on every structure against the reference.
+func FuzzLab(f *testing.F) {
+	f.Add([]byte{0, 1, 5, 5, 0, 2, 9, 9, 3, 1, 0, 40, 1, 0, 0, 1, 3, 6, 255, 255})
+	f.Add([]byte{0, 7, 0, 0, 0, 6, 1, 2, 2, 3, 4, 5, 3, 6, 255, 255, 3, 7, 0, 0})
+	f.Add([]byte{0, 4, 1, 1, 0, 3, 1, 1, 0, 4, 1, 1, 3, 3, 200, 9, 3, 4, 255, 255, 3, 4, 255, 255})
+	f.Add([]byte{0, 2, 0, 1, 0, 2, 0, 1, 2, 3, 7, 0, 3, 2, 0, 200, 1, 0, 0, 1, 3, 6, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ops := queuetest.OpsFromBytes(data)
+		for _, s := range suites {
+			s.check(t, ops)
+		}
+	})
+}
+
+// reenter checks that fire can cancel, schedule and reschedule timers,
+// including ones the same Expire is about to fire.
+func reenter[H comparable](t *testing.T, q queue.Queue[H]) {
+	a, b, c := q.Schedule(10), q.Schedule(10), q.Schedule(10)
+	var order []string
+	q.Expire(10, func(h H) {
+		switch h {
+		case a:
+			order = append(order, "a")
+			if !q.Cancel(b) {
+				t.Error("Cancel(b) inside fire = false, want true")
+			}
+			q.Schedule(12)
+			q.Reschedule(a, 11)
+		case c:
+			order = append(order, "c")
+		default:
+			t.Errorf("fired an unexpected timer")
+		}
+	})
+	if fmt.Sprint(order) != "[a c]" {
+		t.Fatalf("fired %v, want [a c]", order)
+	}
+	if n := q.Expire(12, func(H) {}); n != 2 || q.Len() != 0 {
+		t.Fatalf("second Expire fired %d leaving %d, want 2 leaving 0", n, q.Len())
+	}
+}

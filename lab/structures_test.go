@@ -1,0 +1,100 @@
+package lab_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/timewheel/timewheel/lab"
+)
+
+// TestLibcoLongTimerFiresOnItsTick drives a libco wheel one tick at a
+// time, as co_eventloop does, past a timer three minutes out: clamped and
+// re-added three times, it still fires on its tick.
+func TestLibcoLongTimerFiresOnItsTick(t *testing.T) {
+	c := lab.NewLibco()
+	const due = 3*lab.LibcoSlots + 5
+	c.Schedule(due)
+	for now := int64(1); now <= due; now++ {
+		if n := c.Expire(now, func(*lab.LibcoTimer) {}); n != 0 && now != due || n != 1 && now == due {
+			t.Fatalf("Expire(%d) fired %d", now, n)
+		}
+	}
+	if c.Len() != 0 {
+		t.Fatalf("Len() = %d after the deadline", c.Len())
+	}
+}
+
+// TestLibcoReaddedTimerLosesItsPlace shows why libco declares itself
+// unordered: a long timer re-added to its slot goes behind a timer
+// scheduled later for the same tick.
+func TestLibcoReaddedTimerLosesItsPlace(t *testing.T) {
+	c := lab.NewLibco()
+	first := c.Schedule(70_000) // clamped to the slot of tick 59,999
+	c.Expire(20_000, func(*lab.LibcoTimer) {})
+	second := c.Schedule(70_000) // fits: goes straight to the slot of tick 70,000
+	var order []*lab.LibcoTimer
+	for now := int64(20_001); now <= 70_000; now++ {
+		c.Expire(now, func(x *lab.LibcoTimer) { order = append(order, x) })
+	}
+	if len(order) != 2 || order[0] != second || order[1] != first {
+		t.Fatalf("fired %d timers, want the second scheduled first", len(order))
+	}
+}
+
+// TestLinuxLatenessBound checks the linux wheel against the slack it
+// declares over delays at every level boundary and between.
+func TestLinuxLatenessBound(t *testing.T) {
+	var delays []int64
+	for d := int64(1); d < 1<<40; d = d*3/2 + 1 {
+		delays = append(delays, d, d+7)
+	}
+	for lvl := int64(1); lvl < 14; lvl++ {
+		b := int64(63) << (3 * (lvl - 1))
+		delays = append(delays, b-1, b, b+1)
+	}
+	for _, start := range []int64{0, 1, 12345} {
+		for _, d := range delays {
+			w := lab.NewLinux()
+			w.Expire(start, func(*lab.LinuxTimer) {})
+			w.Schedule(start + d)
+			next, _ := w.Next()
+			late := next - (start + d)
+			if late < 0 || late > lab.LinuxSlack(start, start+d) {
+				t.Fatalf("delay %d from %d fires at %d: %d late, slack %d", d, start, next, late, lab.LinuxSlack(start, start+d))
+			}
+			if w.Expire(next-1, func(*lab.LinuxTimer) {}) != 0 || w.Expire(next, func(*lab.LinuxTimer) {}) != 1 {
+				t.Fatalf("delay %d from %d does not fire at Next() = %d", d, start, next)
+			}
+		}
+	}
+}
+
+// TestNewRoundsPanics checks the message of a bad slot count.
+func TestNewRoundsPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); fmt.Sprint(r) != "lab: NewRounds called with 500 slots, not a power of two" {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	lab.NewRounds(500)
+}
+
+func ExampleStructures() {
+	for _, s := range lab.Structures()[:3] {
+		fmt.Printf("%-9s schedule %-8s cancel %-8s expire %s\n", s.Name, s.Schedule, s.Cancel, s.Expire)
+	}
+	// Output:
+	// unordered schedule O(1)     cancel O(1)     expire O(n)
+	// sorted    schedule O(n)     cancel O(1)     expire O(k)
+	// heap      schedule O(log n) cancel O(log n) expire O(k log n)
+}
+
+func ExampleLibco() {
+	c := lab.NewLibco()
+	c.Schedule(90_000) // a minute and a half: clamped into the last slot
+	fmt.Println(c.Expire(60_000, func(*lab.LibcoTimer) {}), "fired at one minute;", c.Len(), "re-added")
+	fmt.Println(c.Expire(90_000, func(*lab.LibcoTimer) {}), "fired at its tick")
+	// Output:
+	// 0 fired at one minute; 1 re-added
+	// 1 fired at its tick
+}

@@ -1,0 +1,37 @@
+// Package workload runs the lab's workloads on every contender: the
+// structures of package lab, the engine, package time and the scheduler
+// timewheel.New, each through the queue.Queue interface. It measures each
+// cell (contender, workload, size) with a time-boxed loop under a budget,
+// so that a structure whose cost explodes is reported over budget instead
+// of hanging the run, and it is what cmd/timerlab prints and what the
+// benchmarks of package lab run.
+//
+// One tick is one millisecond. Every workload but far keeps n timers
+// pending, due 10 to 60 seconds out (package time and the scheduler: an
+// hour more, so that nothing fires while they are measured):
+//
+//	schedule  Schedule one more timer (the extra ones are cancelled untimed)
+//	cancel    Cancel a pending timer (it is scheduled again untimed)
+//	churn     Cancel a random pending timer and schedule one: W1
+//	refresh   Reschedule a random pending timer to 30 s out: W2
+//	expire    a burst of 1,000 timers due within 100 ms fires in one
+//	          Expire; the cost is per timer fired (not for time or timewheel,
+//	          whose clocks cannot be driven)
+//	far       n timers 10 minutes to a day out, the clock driven in 1 s
+//	          steps until all have fired; the cost is per timer, over its
+//	          whole life, the steps included (libco's weak case)
+//	memory    heap bytes per pending timer: HeapAlloc after filling n,
+//	          less before, over n: W4
+//
+// Workloads are single-goroutine: the scheduler's lock is taken but never
+// contended.
+//
+// A cell is measured after a forced garbage collection, in three rounds
+// of chunks that double in size, timing only the operations (untimed
+// repairs keep n as it was); it reports the cheapest round, since what
+// other processes do to the machine only adds time. Budgets bound the
+// wall time of filling a station, of each cell and of each far cell; a
+// cell over budget stops the contender's larger sizes of that workload,
+// and a fill or far cell whose time, extrapolated from the two sizes
+// before (a power law through them), would be far over budget is not run.
+package workload

@@ -1,0 +1,174 @@
+package workload
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+type nopWatch struct{}
+
+func (nopWatch) StartTimer() {}
+func (nopWatch) StopTimer()  {}
+
+// TestStationsKeepTheirTimers runs every workload a little on every
+// contender and checks that the structures still hold their n timers.
+func TestStationsKeepTheirTimers(t *testing.T) {
+	const n = 64
+	for _, c := range Contenders() {
+		t.Run("engine="+c.Name, func(t *testing.T) {
+			st, _ := c.Open(n, 1)
+			defer st.Close()
+			for _, k := range []Kind{Schedule, Cancel, Churn, Refresh, Expire} {
+				if !c.Supports(k) {
+					continue
+				}
+				ops := 100
+				if k == Expire {
+					ops = 2500 // three bursts
+				}
+				if got := st.Run(k, ops, nopWatch{}); got < ops {
+					t.Fatalf("Run(%s, %d) did %d", k, ops, got)
+				}
+				if c.Structure == nil {
+					continue
+				}
+				q := st.(interface{ pending() int })
+				if got := q.pending(); got < n || got > n && k != Expire {
+					t.Fatalf("after %s, %d timers pending, want %d", k, got, n)
+				}
+			}
+		})
+	}
+}
+
+// TestFarFiresEveryTimer runs a short far workload on every structure.
+func TestFarFiresEveryTimer(t *testing.T) {
+	plan := farPlan{from: 100, to: 5000, step: 10}
+	for _, c := range Contenders() {
+		if !c.Supports(Far) {
+			continue
+		}
+		t.Run("engine="+c.Name, func(t *testing.T) {
+			if !c.ops().farWith(plan, 200, 1, time.Time{}, nopWatch{}) {
+				t.Fatal("far reported over budget without a deadline")
+			}
+		})
+	}
+}
+
+// TestRunCoversEveryCell runs two contenders on tiny sizes.
+func TestRunCoversEveryCell(t *testing.T) {
+	cfg := Config{Contenders: pick(t, "heap", "time"), Kinds: []Kind{Schedule, Cancel, Expire, Churn, Refresh, Memory},
+		Sizes: []int{16, 8}, Budget: Budget{Measure: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 3}
+	var seen int
+	cfg.Progress = func(Result) { seen++ }
+	rs := Run(cfg)
+	if len(rs) != Cells(cfg) || seen != len(rs) {
+		t.Fatalf("%d results, %d progress calls, want %d", len(rs), seen, Cells(cfg))
+	}
+	for _, r := range rs {
+		if r.Status != OK || r.Ops <= 0 || r.Unit != r.Workload.Unit() {
+			t.Errorf("%+v", r)
+		}
+		if r.Contender == "time" && r.Workload == Expire {
+			t.Errorf("package time ran the expire workload")
+		}
+	}
+	if rs[0].N != 8 {
+		t.Errorf("first size run is %d, want the smallest, 8", rs[0].N)
+	}
+}
+
+// TestRunStopsAtTheBudget gives filling no time at all: the first size
+// is over budget, the next skipped, and nothing hangs.
+func TestRunStopsAtTheBudget(t *testing.T) {
+	cfg := Config{Contenders: pick(t, "sorted"), Kinds: []Kind{Churn, Memory, Far},
+		Sizes: []int{2 * deadlineCheck, 4 * deadlineCheck}, Budget: Budget{Measure: time.Millisecond}}
+	want := map[int]Status{2 * deadlineCheck: Over, 4 * deadlineCheck: Skipped}
+	for _, r := range Run(cfg) {
+		if r.Status != want[r.N] {
+			t.Errorf("%s at %d: %s, want %s", r.Workload, r.N, r.Status, want[r.N])
+		}
+	}
+}
+
+func TestPredict(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		ps   []point
+		n    int
+		want time.Duration
+	}{
+		{nil, 10, 0},
+		{[]point{{100, 50 * ms}}, 1000, 0}, // one point tells nothing
+		{[]point{{100, 20 * ms}, {1000, 20 * ms}}, 1e4, 20 * ms},    // flat
+		{[]point{{100, 2 * ms}, {1000, 20 * ms}}, 1e4, 200 * ms},    // linear
+		{[]point{{100, 2 * ms}, {1000, 200 * ms}}, 1e4, 20000 * ms}, // quadratic
+		{[]point{{100, ms / 10}, {1000, 5 * ms}}, 1e4, 0},           // too short to tell
+	}
+	for _, c := range cases {
+		got := predict(c.ps, c.n)
+		if math.Abs(float64(got-c.want)) > float64(c.want)/100 {
+			t.Errorf("predict(%v, %d) = %v, want %v", c.ps, c.n, got, c.want)
+		}
+	}
+}
+
+func TestGrowth(t *testing.T) {
+	cases := []struct {
+		cost  func(n float64) float64
+		class string
+	}{
+		{func(float64) float64 { return 40 }, "≈O(1)"},
+		{func(n float64) float64 { return 10 * math.Log2(n) }, "≈O(log n)"},
+		{func(n float64) float64 { return 3 * n }, "≈O(n)"},
+		{func(n float64) float64 { return math.Sqrt(n) }, "≈O(n^0.5)"},
+		{func(n float64) float64 { return n * n }, "≈O(n^2.0)"},
+	}
+	for _, c := range cases {
+		var rs []Result
+		for _, n := range []int{1e2, 1e3, 1e4, 1e5, 1e6} {
+			rs = append(rs, Result{N: n, Value: c.cost(float64(n)), Status: OK})
+		}
+		rs = append(rs, Result{N: 1e7, Status: Over}) // does not count
+		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 {
+			t.Errorf("growth %v (%d points), want %s", g, g.Points, c.class)
+		}
+	}
+	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.Class() != "?" {
+		t.Errorf("one point: %v, want ?", g)
+	}
+}
+
+func TestParseKind(t *testing.T) {
+	for _, k := range Kinds() {
+		if got, err := ParseKind(string(k)); got != k || err != nil {
+			t.Errorf("ParseKind(%q) = %q, %v", k, got, err)
+		}
+	}
+	if _, err := ParseKind("nap"); err == nil {
+		t.Error("ParseKind(nap) succeeded")
+	}
+}
+
+func pick(t *testing.T, names ...string) []Contender {
+	var cs []Contender
+	for _, name := range names {
+		for _, c := range Contenders() {
+			if c.Name == name {
+				cs = append(cs, c)
+			}
+		}
+	}
+	if len(cs) != len(names) {
+		t.Fatalf("no contenders %v", names)
+	}
+	return cs
+}
