@@ -58,7 +58,6 @@ type Conn struct {
 	w     *timewheel.Wheel
 	d     time.Duration
 	epoch time.Time                       // w.Now() when the Conn was made; activity is measured from it
-	mono  bool                            // epoch has a monotonic reading: time the Conn with time.Since
 	last  atomic.Int64                    // nanoseconds from epoch to the last activity
 	state atomic.Int64                    // closedIdle, closedByUser, busy flags and the count of Writes in progress
 	timer atomic.Pointer[timewheel.Timer] // fires at the earliest possible idle deadline
@@ -97,24 +96,13 @@ func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
 
 func newConn(nc net.Conn, w *timewheel.Wheel, d time.Duration) *Conn {
 	c := &Conn{nc: nc, w: w, d: d, epoch: w.Now()}
-	c.mono = c.epoch != c.epoch.Round(0) // Round(0) strips the monotonic reading
 	c.timer.Store(w.AfterFunc(d, c.expire))
 	return c
 }
 
-// since returns the wheel clock's time since c.epoch, in nanoseconds.
-//
-// A wheel on the real clock (or any clock whose times carry a monotonic
-// reading, as package time's do, also inside a testing/synctest bubble)
-// is read with time.Since, which reads only the monotonic clock and costs
-// about half of w.Now(), which reads the wall clock too. Other clocks,
-// such as clock.Virtual, are read through the wheel.
-func (c *Conn) since() int64 {
-	if c.mono {
-		return int64(time.Since(c.epoch))
-	}
-	return int64(c.w.Now().Sub(c.epoch))
-}
+// since returns the wheel clock's time since c.epoch, in nanoseconds. On
+// the real clock this reads only the monotonic clock (Wheel.Since).
+func (c *Conn) since() int64 { return int64(c.w.Since(c.epoch)) }
 
 // touch records activity now. Concurrent calls keep the latest time: a
 // Read that read the clock before a Write but stores after it must not

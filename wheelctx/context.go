@@ -59,6 +59,11 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 		// and package context returns exactly that.
 		return context.WithCancel(parent)
 	}
+	if w.Err() != nil {
+		// A closed wheel fires nothing: let package context keep the
+		// deadline, so that the context still times out.
+		return context.WithDeadlineCause(parent, d, cause)
+	}
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}

@@ -430,3 +430,18 @@ func TestCancelCtxKeyProbe(t *testing.T) {
 		t.Fatalf("Cause = %v, want %v: the cancelCtxKey probe no longer works", got, errCause)
 	}
 }
+
+// TestClosedWheelStillTimesOut: a context made on a closed wheel falls back
+// to package context and still reaches its deadline.
+func TestClosedWheelStillTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		w.Close()
+		ctx, cancel := wheelctx.On(w).WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		<-ctx.Done()
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) || !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			t.Fatalf("Err %v, Cause %v; want DeadlineExceeded", ctx.Err(), context.Cause(ctx))
+		}
+	})
+}

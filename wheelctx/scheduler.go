@@ -11,9 +11,11 @@ import (
 // [On]; its zero value uses [timewheel.Default]. A Scheduler is a small
 // value, safe for concurrent use and cheap to copy.
 //
-// The wheel must outlive the contexts: on a closed wheel a timer never
-// fires, so a context made there is done only by its CancelFunc or its
-// parent. (The default wheel is never closed.)
+// The wheel should outlive the contexts: a context made before its wheel
+// closes is then done only by its CancelFunc or its parent, since a closed
+// wheel fires nothing. A context made on a closed wheel (Wheel.Err is not
+// nil) is package context's, with the same deadline on the real clock.
+// (The default wheel is never closed.)
 type Scheduler struct {
 	w *timewheel.Wheel
 }

@@ -1,0 +1,79 @@
+// Package cron runs jobs on calendar schedules: "every Tuesday at 9:00",
+// "the 12th of each month at 9:00", any crontab line, or a [Schedule] of
+// one's own, each in its own time zone, on a timewheel.
+//
+//	s := cron.New()
+//	s.Add("report", "0 9 * * TUE", sendReport, cron.InZone("Europe/Berlin"))
+//	s.Add("invoices", "0 9 12 * *", billMonth)
+//	s.Add("sweep", "@every 10m", sweep)
+//	...
+//	s.Stop(ctx) // on shutdown: waits for runs in progress
+//
+// Expressions are parsed by robfig/cron/v3's parser (see [Parse]): the
+// five standard fields, an optional leading seconds field, descriptors
+// like @daily and "@every 1h30m", and a CRON_TZ= prefix.
+//
+// # Driven by the wheel
+//
+// A job holds one timer of the wheel ([WithWheel]; [timewheel.Default]
+// unless told), set for its next run and reset for the one after each time
+// it fires. The hierarchical wheel keeps a deadline a month out in a slot
+// of its top levels at O(1) cost, as the month/week/day wheels of the
+// reference documents do, and wakes for it only as it nears; nothing ticks
+// in between. An idle scheduler has no goroutine and no wakeup.
+//
+// # Time zones and daylight saving
+//
+// Each job runs in a zone: [InZone] names one ("America/New_York"), else a
+// CRON_TZ= prefix, else [WithLocation], else time.Local. Zone data is
+// embedded (time/tzdata), so zones load on machines without zone files;
+// the downside is some 450 KB added to the binary.
+//
+// When clocks change, jobs run as cron users expect, by the rule of Vixie
+// cron. A job at fixed hours and minutes ("30 2 * * *", @daily) runs on
+// the wall clock: at a time that the spring change skips, it runs once, at
+// the change (2:30 on a night that jumps from 2:00 to 3:00 runs at 3:00);
+// at a time that the autumn change repeats, it runs once, the first time
+// (1:30 on a night that goes from 2:00 back to 1:00 runs at the first
+// 1:30). A job with '*' in its seconds, minutes or hours ("*/15 * * * *",
+// @hourly) runs on real time instead: every 15 minutes stays every 15
+// minutes across the change, through the skipped hour and twice through
+// the repeated one.
+//
+// # Running jobs
+//
+// A run gets a goroutine of its own ([WithInline] runs it on the wheel's
+// executor instead). What happens when a run falls due while the previous
+// one of the same job is still going is the job's [Overlap] policy: Skip
+// (the default) drops it, Queue runs it after, Allow runs it beside. A
+// panicking job is recovered and reported ([WithPanicHandler]); its later
+// runs and the other jobs go on. [Scheduler.Stop] stops the timers and
+// waits, as long as its context allows, for runs in progress.
+//
+// A run that falls due late, because the process was stalled, runs once;
+// the runs it missed after that are not made up.
+//
+// # Testing
+//
+// Jobs are tested on a [clock.Virtual] with a wheel whose executor is
+// [timewheel.Inline] and a scheduler made [WithInline]: the clock moves
+// only when told, stopping at each run, and when Advance returns every run
+// due has returned. Years of schedule take milliseconds:
+//
+//	clk := clock.NewVirtual(start)
+//	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+//	s := cron.New(cron.WithWheel(w), cron.WithInline())
+//	s.Add("report", "0 9 * * TUE", record)
+//	clk.Advance(365 * 24 * time.Hour) // 52 runs
+//
+// Without WithInline, runs are on their own goroutines; the decision to
+// start, skip or queue a run is still made before Advance returns, and
+// Stop waits for the runs.
+//
+// # Snapshots
+//
+// [Scheduler.Snapshot] writes each job's next run and [Scheduler.Restore]
+// reads them back, so that a restarted process runs, once, what fell due
+// while it was down, instead of silently skipping it. The format is
+// documented on Snapshot.
+package cron

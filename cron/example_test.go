@@ -1,0 +1,120 @@
+package cron_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/cron"
+)
+
+// A year of "every Tuesday at 9:00" in Berlin, on a virtual clock: the
+// clock stops at each run, so the year takes milliseconds.
+func Example() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	s := cron.New(cron.WithWheel(w), cron.WithInline())
+	defer s.Stop(context.Background())
+
+	var runs []time.Time
+	s.Add("report", "0 9 * * TUE", func(_ context.Context, at time.Time) {
+		runs = append(runs, at)
+	}, cron.InZone("Europe/Berlin"))
+
+	clk.AdvanceTo(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(len(runs), "runs")
+	fmt.Println(runs[0])
+	fmt.Println(runs[len(runs)-1])
+	// Output:
+	// 52 runs
+	// 2026-01-06 09:00:00 +0100 CET
+	// 2026-12-29 09:00:00 +0100 CET
+}
+
+// The 12th of each month at 9:00.
+func ExampleScheduler_Add() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithLocation(time.UTC))
+	defer s.Stop(context.Background())
+
+	j, err := s.Add("invoices", "0 9 12 * *", func(_ context.Context, at time.Time) {
+		fmt.Println("billing", at.Format("Jan 2 15:04"))
+	})
+	if err != nil {
+		panic(err)
+	}
+	clk.AdvanceTo(time.Date(2026, 4, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println("next", j.Next().Format("Jan 2 15:04"))
+
+	_, err = s.Add("typo", "0 9 12 * * * *", func(context.Context, time.Time) {})
+	fmt.Println(err)
+	// Output:
+	// billing Jan 12 09:00
+	// billing Feb 12 09:00
+	// billing Mar 12 09:00
+	// next Apr 12 09:00
+	// cron: invalid spec "0 9 12 * * * *": expected 5 to 6 fields, found 7: [0 9 12 * * * *] (job "typo")
+}
+
+// A job at 2:30 in New York runs once on the night the clocks skip from
+// 2:00 to 3:00, at 3:00, and once, not twice, on the night 1:30 repeats.
+func ExampleParse() {
+	ny, _ := time.LoadLocation("America/New_York")
+	show := func(spec string, from time.Time) {
+		sched, err := cron.Parse(spec, ny)
+		if err != nil {
+			panic(err)
+		}
+		at := from
+		for range 3 {
+			at = sched.Next(at)
+			fmt.Println(spec, "→", at.Format("Jan 2 15:04 MST"))
+		}
+	}
+	show("30 2 * * *", time.Date(2026, 3, 7, 0, 0, 0, 0, ny))
+	show("30 1 * * *", time.Date(2026, 10, 31, 0, 0, 0, 0, ny))
+	// Output:
+	// 30 2 * * * → Mar 7 02:30 EST
+	// 30 2 * * * → Mar 8 03:00 EDT
+	// 30 2 * * * → Mar 9 02:30 EDT
+	// 30 1 * * * → Oct 31 01:30 EDT
+	// 30 1 * * * → Nov 1 01:30 EDT
+	// 30 1 * * * → Nov 2 01:30 EST
+}
+
+// A snapshot taken at shutdown lets the restarted process run what fell
+// due while it was down.
+func ExampleScheduler_Snapshot() {
+	start := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
+	old := cron.New(cron.WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))), cron.WithLocation(time.UTC))
+	nop := func(context.Context, time.Time) {}
+	old.Add("backup", "0 3 * * *", nop)
+	var file bytes.Buffer
+	if err := old.Snapshot(&file); err != nil {
+		panic(err)
+	}
+	old.Stop(context.Background())
+
+	// Restarted a day later, after the 3:00 backup should have run.
+	clk := clock.NewVirtual(start.Add(24 * time.Hour))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithLocation(time.UTC))
+	defer s.Stop(context.Background())
+	s.Add("backup", "0 3 * * *", func(_ context.Context, at time.Time) {
+		fmt.Println("backup for", at.Format("Jan 2 15:04"), "ran at", clk.Now().Format("Jan 2 15:04"))
+	})
+	if err := s.Restore(&file); err != nil {
+		panic(err)
+	}
+	clk.Advance(24 * time.Hour)
+	// Output:
+	// backup for Jan 6 03:00 ran at Jan 6 12:00
+	// backup for Jan 7 03:00 ran at Jan 7 03:00
+}

@@ -1,0 +1,161 @@
+package cron
+
+import (
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// Job is one job of a Scheduler, made by Add or AddSchedule.
+//
+// A Job is safe for concurrent use.
+type Job struct {
+	s       *Scheduler
+	name    string
+	spec    string // "" for AddSchedule
+	sched   Schedule
+	loc     *time.Location
+	f       Func
+	overlap Overlap
+	timer   *timewheel.Timer // set for next; its callback is fire
+
+	next    time.Time   // guarded by s.mu; zero when no run is left
+	running int         // guarded by s.mu; runs of this job in progress
+	queue   []time.Time // guarded by s.mu; runs waiting, under Queue
+	removed bool        // guarded by s.mu
+	stats   Stats       // guarded by s.mu
+}
+
+// Stats counts what happened to a job's runs.
+type Stats struct {
+	Runs    int // runs that returned or panicked
+	Panics  int // runs that panicked
+	Skipped int // runs dropped by the Skip policy
+}
+
+// Name returns the job's name.
+func (j *Job) Name() string { return j.name }
+
+// Location returns the job's time zone.
+func (j *Job) Location() *time.Location { return j.loc }
+
+// Next returns the time of the job's next run, in its zone, or the zero
+// time if it has none left, has been removed or its scheduler stopped.
+func (j *Job) Next() time.Time {
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	if j.removed || j.s.stopped || j.next.IsZero() {
+		return time.Time{}
+	}
+	return j.next.In(j.loc)
+}
+
+// Stats returns the job's counts so far.
+func (j *Job) Stats() Stats {
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	return j.stats
+}
+
+// fire is the job's timer callback: it sets the timer for the following
+// run, then starts this one as the overlap policy says.
+func (j *Job) fire() {
+	s := j.s
+	s.mu.Lock()
+	if j.removed || s.stopped || j.next.IsZero() {
+		s.mu.Unlock()
+		return
+	}
+	now := s.w.Now()
+	if now.Before(j.next) { // a stale callback, or Restore moved the run
+		j.timer.Reset(j.next.Sub(now))
+		s.mu.Unlock()
+		return
+	}
+	at := j.next
+	j.advanceLocked(at, now)
+	start := j.admitLocked(at)
+	s.mu.Unlock()
+	if start {
+		s.launch(j, at)
+	}
+}
+
+// advanceLocked sets the job's next run after the run at, and its timer.
+// Runs missed while the process was stalled are not made up: if the
+// schedule's next time has passed already, the job moves on to the first
+// time after now. A schedule that does not move forward ends the job's
+// runs.
+func (j *Job) advanceLocked(at, now time.Time) {
+	next := j.sched.Next(at.In(j.loc))
+	if !next.IsZero() && !next.After(now) {
+		next = j.sched.Next(now.In(j.loc))
+		if !next.After(now) {
+			next = time.Time{}
+		}
+	}
+	j.next = next
+	if !next.IsZero() {
+		j.timer.Reset(next.Sub(now))
+	}
+}
+
+// admitLocked applies the overlap policy to a run due at at and reports
+// whether to start it now.
+func (j *Job) admitLocked(at time.Time) bool {
+	switch {
+	case j.running == 0 || j.overlap == Allow:
+		j.running++
+		j.s.running++
+		return true
+	case j.overlap == Queue:
+		j.queue = append(j.queue, at)
+	default:
+		j.stats.Skipped++
+	}
+	return false
+}
+
+// launch runs j's run at at, inline or on a goroutine of its own.
+func (s *Scheduler) launch(j *Job, at time.Time) {
+	if s.inline {
+		s.runs(j, at)
+		return
+	}
+	go s.runs(j, at)
+}
+
+// runs runs the job at at, then any runs queued meanwhile, one by one.
+func (s *Scheduler) runs(j *Job, at time.Time) {
+	for {
+		s.call(j, at)
+		s.mu.Lock()
+		j.stats.Runs++
+		if len(j.queue) > 0 {
+			at = j.queue[0]
+			j.queue = j.queue[1:]
+			s.mu.Unlock()
+			continue
+		}
+		j.running--
+		s.running--
+		if s.running == 0 {
+			s.idle.Broadcast()
+		}
+		s.mu.Unlock()
+		return
+	}
+}
+
+// call runs f once, recovering a panic for the panic handler.
+func (s *Scheduler) call(j *Job, at time.Time) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.mu.Lock()
+			j.stats.Panics++
+			s.mu.Unlock()
+			s.panicHandler(j.name, r)
+		}
+	}()
+	j.f(s.ctx, at.In(j.loc))
+}

@@ -1,0 +1,188 @@
+package cron
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	rcron "github.com/robfig/cron/v3"
+)
+
+// Schedule says when a job runs: Next returns the first run time after t,
+// or the zero time if there is none. It is robfig/cron/v3's Schedule, so
+// the schedules of that package, and any other, fit.
+type Schedule interface {
+	Next(t time.Time) time.Time
+}
+
+// ErrSpec is returned, wrapped with the expression and what is wrong with
+// it, for a cron expression that does not parse.
+var ErrSpec = errors.New("cron: invalid spec")
+
+// ErrNever is returned, wrapped with the job's name, by Add and
+// AddSchedule for a schedule with no run in the next five years, such as
+// "0 0 30 2 *" (February 30th), or whose first run is not in the future.
+var ErrNever = errors.New("cron: schedule never fires")
+
+// ErrZone is returned, wrapped with the name, for a time zone that
+// time.LoadLocation does not know.
+var ErrZone = errors.New("cron: unknown time zone")
+
+// parser reads the standard five fields, an optional leading seconds
+// field, and descriptors (@daily, @every 1h30m, ...).
+var parser = rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour |
+	rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
+
+// starBit is robfig/cron's mark, in a field's bits, of a '*' in that field.
+const starBit = 1 << 63
+
+// Parse returns the schedule of a cron expression, read by robfig/cron/v3's
+// parser in the time zone loc (time.Local if nil). It accepts:
+//
+//   - the standard five fields, "minute hour day-of-month month day-of-week"
+//     ("0 9 * * TUE": every Tuesday at 9:00; "0 9 12 * *": the 12th of each
+//     month at 9:00), with an optional leading seconds field;
+//   - descriptors: @yearly, @monthly, @weekly, @daily, @hourly and
+//     "@every <duration>";
+//   - a leading "CRON_TZ=<zone>" or "TZ=<zone>", which sets the zone in
+//     place of loc; naming a zone both ways is an error.
+//
+// The schedule handles daylight-saving changes as cron does (see the
+// package documentation). Parse returns an error wrapping ErrSpec for an
+// expression that does not parse, and ErrZone for an unknown zone.
+func Parse(spec string, loc *time.Location) (Schedule, error) {
+	zone, rest := splitZone(spec)
+	if zone != "" {
+		if loc != nil {
+			return nil, fmt.Errorf("%w %q: it names time zone %q and another zone was given", ErrSpec, spec, zone)
+		}
+		var err error
+		if loc, err = loadZone(zone); err != nil {
+			return nil, err
+		}
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	s, err := parser.Parse(rest)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
+	}
+	return inZone(s, loc), nil
+}
+
+// splitZone splits a leading CRON_TZ= or TZ= off spec.
+func splitZone(spec string) (zone, rest string) {
+	spec = strings.TrimSpace(spec)
+	for _, p := range []string{"CRON_TZ=", "TZ="} {
+		if after, ok := strings.CutPrefix(spec, p); ok {
+			zone, rest, _ = strings.Cut(after, " ")
+			return zone, rest
+		}
+	}
+	return "", spec
+}
+
+// loadZone is time.LoadLocation with an error naming the zone.
+func loadZone(name string) (*time.Location, error) {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrZone, name, err)
+	}
+	return loc, nil
+}
+
+// inZone gives a parsed schedule its zone and cron's daylight-saving
+// rules. A spec at fixed hours and minutes runs on the wall clock
+// (wallSchedule); one with '*' in its seconds, minutes or hours, like
+// @hourly, runs on real time, as robfig/cron computes it.
+func inZone(s rcron.Schedule, loc *time.Location) Schedule {
+	spec, ok := s.(*rcron.SpecSchedule)
+	if !ok {
+		return s // @every: a constant delay, untouched by zones
+	}
+	sp := *spec
+	sp.Location = loc
+	if (sp.Second|sp.Minute|sp.Hour)&starBit != 0 {
+		return &sp
+	}
+	sp.Location = time.UTC // the wall clock, with no transitions
+	return &wallSchedule{spec: sp, loc: loc}
+}
+
+// wallSchedule runs a spec at fixed times of loc's wall clock. It finds
+// the next wall-clock time the spec names, then the instant that time
+// stands for: a time that a transition skips stands for the transition
+// itself (the job runs once, as the clocks jump); a time that occurs twice
+// stands for its first occurrence (the job runs once, not twice), or its
+// second if the first is already past.
+type wallSchedule struct {
+	spec rcron.SpecSchedule // in UTC, read as loc's wall clock
+	loc  *time.Location
+}
+
+// Next returns the first run after t, in loc.
+func (s *wallSchedule) Next(t time.Time) time.Time {
+	wall := civil(t.In(s.loc))
+	for {
+		wall = s.spec.Next(wall)
+		if wall.IsZero() {
+			return wall
+		}
+		first, second := instants(wall, s.loc)
+		if first.After(t) {
+			return first
+		}
+		if !second.IsZero() && second.After(t) {
+			return second
+		}
+	}
+}
+
+// civil returns t's wall-clock reading as a time in UTC.
+func civil(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	return time.Date(y, mo, d, h, mi, sec, t.Nanosecond(), time.UTC)
+}
+
+// instants returns the instants at which loc's wall clock reads wall (given
+// in UTC): one, or two in the hour that repeats when clocks are set back,
+// earlier first. For a reading that a transition skips, it returns the
+// transition.
+func instants(wall time.Time, loc *time.Location) (first, second time.Time) {
+	t := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), wall.Second(), wall.Nanosecond(), loc)
+	start, end := t.ZoneBounds()
+	offsets := []int{offset(t)}
+	if !start.IsZero() {
+		offsets = append(offsets, offset(start.Add(-time.Nanosecond)))
+	}
+	if !end.IsZero() {
+		offsets = append(offsets, offset(end))
+	}
+	for _, o := range offsets {
+		c := time.Unix(wall.Unix()-int64(o), int64(wall.Nanosecond())).In(loc)
+		switch {
+		case !civil(c).Equal(wall) || c.Equal(first) || c.Equal(second):
+		case first.IsZero():
+			first = c
+		case c.Before(first):
+			first, second = c, first
+		default:
+			second = c
+		}
+	}
+	if first.IsZero() { // skipped: the clocks jumped over wall
+		if civil(t).After(wall) {
+			return start, time.Time{}
+		}
+		return end, time.Time{}
+	}
+	return first, second
+}
+
+func offset(t time.Time) int {
+	_, o := t.Zone()
+	return o
+}

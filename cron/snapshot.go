@@ -1,0 +1,177 @@
+package cron
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"time"
+)
+
+// ErrCorrupt is returned, wrapped with what was wrong, by Restore for input
+// that is not a snapshot or is damaged: wrong magic, truncated, undecodable,
+// or failing its checksum. Nothing is restored from such an input.
+var ErrCorrupt = errors.New("cron: corrupt snapshot")
+
+// ErrVersion is returned, wrapped with the version found, by Restore for a
+// snapshot written in a format version this build does not read, such as
+// one from a newer release. Nothing is restored from such an input.
+var ErrVersion = errors.New("cron: unsupported snapshot version")
+
+// SnapshotVersion is the format version Snapshot writes, and the highest
+// Restore reads.
+const SnapshotVersion = 1
+
+var magic = [8]byte{'T', 'W', 'C', 'R', 'O', 'N', 'J', 'B'}
+
+// snapJob is the record of one job in a snapshot.
+type snapJob struct {
+	Name string
+	Spec string // as given to Add; "" for AddSchedule
+	Zone string // the job's time zone name
+	Next int64  // next run, wall clock Unix ns; 0 for none
+}
+
+// snapBody is the gob value of a snapshot.
+type snapBody struct {
+	Saved int64 // wall clock at writing, Unix ns
+	Jobs  []snapJob
+}
+
+// Snapshot writes each job's next run to w, so that Restore can take the
+// schedule up where it was after a restart: a run that falls due while the
+// process is down then runs at once instead of being lost. Jobs are
+// functions and are not written: they are named, and the program adds
+// them again before it restores. The complexity is O(n log n) in the
+// number of jobs.
+//
+// The format, version 1, is:
+//
+//	magic    8 bytes  "TWCRONJB"
+//	version  4 bytes  big-endian uint32, 1
+//	body     one encoding/gob value {Saved int64, Jobs []{Name, Spec,
+//	         Zone string, Next int64}}, jobs sorted by name; Saved and
+//	         Next are wall-clock Unix nanoseconds, Next 0 for no run
+//	checksum 4 bytes  big-endian CRC-32C (Castagnoli) of all the above
+func (s *Scheduler) Snapshot(w io.Writer) error {
+	s.mu.Lock()
+	body := snapBody{Saved: s.w.Now().UnixNano()}
+	for _, j := range s.jobsLocked() {
+		rec := snapJob{Name: j.name, Spec: j.spec, Zone: j.loc.String()}
+		if !j.next.IsZero() {
+			rec.Next = j.next.UnixNano()
+		}
+		body.Jobs = append(body.Jobs, rec)
+	}
+	s.mu.Unlock()
+
+	bw := bufio.NewWriter(w)
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	out := io.MultiWriter(bw, crc)
+	var head [12]byte
+	copy(head[:], magic[:])
+	binary.BigEndian.PutUint32(head[8:], SnapshotVersion)
+	out.Write(head[:]) // errors surface at Flush
+	if err := gob.NewEncoder(out).Encode(body); err != nil {
+		return fmt.Errorf("cron: Snapshot: %w", err)
+	}
+	bw.Write(crc.Sum(nil))
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("cron: Snapshot: %w", err)
+	}
+	return nil
+}
+
+// Restore reads a snapshot written by Snapshot and gives each job found
+// in it, by name, the next run it had. A run whose time passed while the
+// process was down runs once, at once, with that time as its at (the
+// missed runs after it are not made up). A job whose spec or zone changed
+// since the snapshot, or that has no run recorded, keeps the schedule it
+// has; records of jobs not added are ignored.
+//
+// Restore reads the whole input before it changes anything: for input that
+// is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
+// for an unknown format version one wrapping ErrVersion, and the jobs are
+// left as they were. It returns ErrStopped after Stop. The complexity is
+// O(n) in the records read.
+func (s *Scheduler) Restore(r io.Reader) error {
+	body, err := readSnapshot(r)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return ErrStopped
+	}
+	now := s.w.Now()
+	for _, rec := range body.Jobs {
+		j, ok := s.jobs[rec.Name]
+		if !ok || rec.Spec != j.spec || rec.Zone != j.loc.String() || rec.Next == 0 {
+			continue
+		}
+		j.next = time.Unix(0, rec.Next)
+		j.timer.Reset(max(j.next.Sub(now), 0))
+	}
+	return nil
+}
+
+// readSnapshot decodes and checks a whole snapshot.
+func readSnapshot(r io.Reader) (snapBody, error) {
+	var body snapBody
+	br := bufio.NewReader(r)
+	cr := &crcReader{r: br, h: crc32.New(crc32.MakeTable(crc32.Castagnoli))}
+	var head [12]byte
+	if _, err := io.ReadFull(cr, head[:]); err != nil {
+		return body, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
+	}
+	if [8]byte(head[:8]) != magic {
+		return body, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, head[:8], magic[:])
+	}
+	switch v := binary.BigEndian.Uint32(head[8:]); {
+	case v == 0:
+		return body, fmt.Errorf("%w: version 0", ErrCorrupt)
+	case v > SnapshotVersion:
+		return body, fmt.Errorf("%w %d: this build reads versions 1 to %d", ErrVersion, v, SnapshotVersion)
+	}
+	// cr is an io.ByteReader: gob reads no further than its value.
+	if err := gob.NewDecoder(cr).Decode(&body); err != nil {
+		return body, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	sum := cr.h.Sum32()
+	var tail [4]byte
+	if _, err := io.ReadFull(br, tail[:]); err != nil {
+		return body, fmt.Errorf("%w: checksum: %v", ErrCorrupt, err)
+	}
+	if got := binary.BigEndian.Uint32(tail[:]); got != sum {
+		return body, fmt.Errorf("%w: checksum %08x, computed %08x", ErrCorrupt, got, sum)
+	}
+	return body, nil
+}
+
+// crcReader hashes the bytes read through it. It is an io.ByteReader, so
+// that a gob.Decoder reads through it exactly the bytes of its value.
+type crcReader struct {
+	r   *bufio.Reader
+	h   hash.Hash32
+	one [1]byte
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.h.Write(p[:n])
+	return n, err
+}
+
+func (c *crcReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.one[0] = b
+		c.h.Write(c.one[:])
+	}
+	return b, err
+}

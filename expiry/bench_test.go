@@ -1,0 +1,83 @@
+package expiry
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// The map on its own; the comparison with ttlcache and go-zero, at up to a
+// million entries, is in the bench module:
+//
+//	cd bench && go test -run '^$' -bench . -benchtime 200000x
+
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = "session:" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+func BenchmarkMap(b *testing.B) {
+	for _, n := range []int{1e3, 1e5} {
+		keys := benchKeys(n)
+		w := timewheel.New()
+		m := New[string, int](WithWheel(w))
+		for i, k := range keys {
+			m.Set(k, i, time.Hour)
+		}
+		b.Run(fmt.Sprintf("op=Set/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				m.Set(keys[(i*7919)%n], i, time.Hour)
+			}
+		})
+		b.Run(fmt.Sprintf("op=Get/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				m.Get(keys[(i*7919)%n])
+			}
+		})
+		b.Run(fmt.Sprintf("op=Touch/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				m.Touch(keys[(i*7919)%n])
+			}
+		})
+		m.Close()
+		w.Close()
+	}
+}
+
+// BenchmarkMemory reports the heap taken per entry of a map of 1e5 string
+// keys (whose bytes are not counted: they exist before the map) and int
+// values, each with its own deadline spread over an hour.
+func BenchmarkMemory(b *testing.B) {
+	const n = 1e5
+	keys := benchKeys(n)
+	w := timewheel.New()
+	defer w.Close()
+	before := heapInUse()
+	m := New[string, int](WithWheel(w))
+	for i, k := range keys {
+		m.Set(k, i, time.Hour+time.Duration(i)*time.Millisecond)
+	}
+	perEntry := float64(heapInUse()-before) / n
+	runtime.KeepAlive(m)
+	m.Close()
+	for b.Loop() {
+	}
+	b.ReportMetric(perEntry, "bytes/entry")
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}

@@ -1,0 +1,158 @@
+package expiry
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// expireBatch is how many entries a firing bucket evicts per hold of the
+// lock, so that a million entries due together do not shut out readers.
+const expireBatch = 256
+
+// bucket is the set of entries whose deadlines fall in one span of the
+// granularity, (due-gran, due]: an intrusive doubly linked list, and the
+// one wheel timer that evicts them all at due. A bucket with no entries is
+// released at once; a released bucket is dead and never used again.
+type bucket[K comparable, V any] struct {
+	m          *Map[K, V]
+	due        int64            // ns after m.epoch
+	head, tail *entry[K, V]     // guarded by m.mu
+	n          int              // entries; guarded by m.mu
+	t          *timewheel.Timer // fires b.fire at due
+	index      int              // position in m.order, or -1; guarded by m.mu
+	dead       bool             // released; guarded by m.mu
+}
+
+// dueFor returns the end of the span holding deadline, saturated.
+func (m *Map[K, V]) dueFor(deadline int64) int64 {
+	q := deadline / m.gran
+	if deadline%m.gran > 0 {
+		q++
+	}
+	if q > math.MaxInt64/m.gran {
+		return math.MaxInt64
+	}
+	return q * m.gran
+}
+
+// bucketLocked returns the live bucket ending at due, opening it (and
+// scheduling its timer) if there is none.
+func (m *Map[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
+	if b := m.last; b != nil && b.due == due && !b.dead {
+		return b
+	}
+	b := m.buckets[due]
+	if b == nil {
+		b = &bucket[K, V]{m: m, due: due, index: -1}
+		b.t = m.w.AfterFunc(time.Duration(due-now), b.fire)
+		m.buckets[due] = b
+		if m.capacity > 0 {
+			m.order.push(b)
+		}
+	}
+	m.last = b
+	return b
+}
+
+// linkLocked sets e's deadline and appends e to its bucket.
+func (m *Map[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
+	b := m.bucketLocked(m.dueFor(deadline), now)
+	e.deadline, e.b = deadline, b
+	e.prev, e.next = b.tail, nil
+	if b.tail != nil {
+		b.tail.next = e
+	} else {
+		b.head = e
+	}
+	b.tail = e
+	b.n++
+}
+
+// unlinkLocked takes e out of its bucket, releasing the bucket if it is
+// left empty.
+func (m *Map[K, V]) unlinkLocked(e *entry[K, V]) {
+	b := e.b
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		b.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		b.tail = e.prev
+	}
+	e.prev, e.next, e.b = nil, nil, nil
+	b.n--
+	if b.n == 0 {
+		m.releaseLocked(b)
+	}
+}
+
+// moveLocked gives e a new deadline, moving it to another bucket if the
+// new deadline falls in another span.
+func (m *Map[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
+	if m.dueFor(deadline) == e.b.due {
+		e.deadline = deadline
+		return
+	}
+	m.unlinkLocked(e)
+	m.linkLocked(e, deadline, now)
+}
+
+// releaseLocked retires an empty bucket: its timer is stopped (a callback
+// already on its way finds the bucket dead) and it is forgotten.
+func (m *Map[K, V]) releaseLocked(b *bucket[K, V]) {
+	b.dead = true
+	b.t.Stop()
+	delete(m.buckets, b.due)
+	if b.index >= 0 {
+		m.order.remove(b)
+	}
+	if m.last == b {
+		m.last = nil
+	}
+}
+
+// fire is the bucket's timer callback: it evicts every entry of the
+// bucket, expireBatch at a time, delivering callbacks between batches.
+// The bucket is released when its last entry leaves.
+func (b *bucket[K, V]) fire() {
+	m := b.m
+	m.mu.Lock()
+	if now := m.now(); !b.dead && now < b.due {
+		// Early; the wheel never fires early, but a clock may disagree.
+		b.t.Reset(time.Duration(b.due - now))
+	}
+	for !b.dead && b.head != nil && m.now() >= b.due {
+		for i := 0; i < expireBatch && b.head != nil; i++ {
+			m.removeLocked(b.head, Expired) // every deadline in b is <= due <= now
+		}
+		kick := m.kickLocked()
+		m.mu.Unlock()
+		m.deliver(kick)
+		m.mu.Lock()
+	}
+	m.mu.Unlock()
+}
+
+// sortedBucketsLocked returns the live buckets in due order.
+func (m *Map[K, V]) sortedBucketsLocked() []*bucket[K, V] {
+	bs := make([]*bucket[K, V], 0, len(m.buckets))
+	for _, b := range m.buckets {
+		bs = append(bs, b)
+	}
+	slices.SortFunc(bs, func(a, b *bucket[K, V]) int {
+		switch {
+		case a.due < b.due:
+			return -1
+		case a.due > b.due:
+			return 1
+		}
+		return 0
+	})
+	return bs
+}

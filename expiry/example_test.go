@@ -1,0 +1,133 @@
+package expiry_test
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/expiry"
+)
+
+// Sessions that leave after 30 minutes idle, with a callback that says why
+// each one left. The wheel runs on a virtual clock with inline callbacks,
+// as in a test; a program would use expiry.New with no wheel at all.
+func Example() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+
+	sessions := expiry.New[string, string](
+		expiry.WithWheel(w),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnEvict(func(id, user string, why expiry.Reason) {
+			fmt.Printf("%s session %s of %s %s\n", clk.Now().Format("15:04"), id, user, why)
+		}),
+	)
+	defer sessions.Close()
+
+	sessions.Set("s1", "ann", 30*time.Minute)
+	sessions.Set("s2", "bob", 30*time.Minute)
+	clk.Advance(20 * time.Minute)
+	sessions.Touch("s1") // ann is active: 30 more minutes
+	sessions.Delete("s2")
+	clk.Advance(time.Hour)
+	// Output:
+	// 09:20 session s2 of bob deleted
+	// 09:50 session s1 of ann expired
+}
+
+func ExampleMap_Get() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, int](expiry.WithWheel(w))
+	defer m.Close()
+
+	m.Set("k", 42, time.Second)
+	v, ok := m.Get("k")
+	fmt.Println(v, ok)
+	clk.Advance(time.Second)
+	v, ok = m.Get("k")
+	fmt.Println(v, ok)
+	// Output:
+	// 42 true
+	// 0 false
+}
+
+func ExampleMap_Set() {
+	m := expiry.New[string, int]()
+	defer m.Close()
+	err := m.Set("k", 1, 0)
+	fmt.Println(err)
+	// Output: expiry: non-positive ttl 0s
+}
+
+func ExampleMap_All() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, int](expiry.WithWheel(w))
+	defer m.Close()
+
+	m.Set("late", 3, 3*time.Hour)
+	m.Set("soon", 1, time.Hour)
+	m.Set("later", 2, 2*time.Hour)
+	for k, v := range m.All() { // closest to expiry first
+		fmt.Println(k, v)
+	}
+	// Output:
+	// soon 1
+	// later 2
+	// late 3
+}
+
+// A full map gives up the entry closest to expiry.
+func ExampleWithCapacity() {
+	m := expiry.New[string, int](
+		expiry.WithCapacity(2),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnEvict(func(k string, v int, why expiry.Reason) { fmt.Println(k, why) }),
+	)
+	defer m.Close()
+	m.Set("a", 1, time.Hour)
+	m.Set("b", 2, time.Minute)
+	m.Set("c", 3, time.Hour)
+	fmt.Println(m.Len())
+	// Output:
+	// b capacity
+	// 2
+}
+
+// A snapshot taken at shutdown and restored at start keeps the sessions
+// across a restart; those whose deadline passed meanwhile are evicted as
+// expired.
+func ExampleMap_Snapshot() {
+	t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	old := expiry.New[string, string](expiry.WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(t0)))))
+	old.Set("s1", "ann", 10*time.Minute)
+	old.Set("s2", "bob", time.Hour)
+	var file bytes.Buffer
+	if err := old.Snapshot(&file); err != nil {
+		panic(err)
+	}
+	old.Close()
+
+	// Restarted 15 minutes later.
+	clk := clock.NewVirtual(t0.Add(15 * time.Minute))
+	m := expiry.New[string, string](
+		expiry.WithWheel(timewheel.New(timewheel.WithClock(clk))),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnEvict(func(id, user string, why expiry.Reason) { fmt.Println(id, user, why) }),
+	)
+	defer m.Close()
+	if err := m.Restore(&file); err != nil {
+		panic(err)
+	}
+	ttl, _ := m.TTL("s2")
+	fmt.Println("s2 has", ttl, "left")
+	// Output:
+	// s1 ann expired
+	// s2 has 45m0s left
+}

@@ -1,0 +1,318 @@
+package expiry
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"log"
+	"math"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// ErrTTL is returned, wrapped with the value, for a time to live that is
+// zero or negative: an entry must live for some time. Use Delete to remove
+// an entry now.
+var ErrTTL = errors.New("expiry: non-positive ttl")
+
+// ErrClosed is returned by Set and Restore on a closed Map, and by Close
+// on a Map closed already.
+var ErrClosed = errors.New("expiry: map closed")
+
+// Map is a map from K to V whose entries expire, each at its own deadline,
+// through the timers of a [timewheel.Wheel]. See the package documentation
+// for the expiry model, the eviction callbacks and the costs.
+//
+// The zero Map is not usable; make one with [New]. A Map is safe for
+// concurrent use.
+type Map[K comparable, V any] struct {
+	w            *timewheel.Wheel
+	epoch        time.Time // the zero of deadlines; read with w.Since
+	gran         int64     // bucket span, ns
+	capacity     int       // 0: no bound
+	onEvict      func(K, V, Reason)
+	inline       bool
+	panicHandler func(any)
+
+	mu         sync.RWMutex
+	idle       sync.Cond               // signalled when delivering goes false; uses mu
+	items      map[K]*entry[K, V]      // guarded by mu
+	buckets    map[int64]*bucket[K, V] // guarded by mu; by due
+	order      bucketHeap[K, V]        // guarded by mu; kept only with a capacity
+	last       *bucket[K, V]           // guarded by mu; the bucket linked into last
+	events     []event[K, V]           // guarded by mu; callbacks not yet delivered
+	delivering bool                    // guarded by mu; a goroutine is delivering events
+	closed     bool                    // guarded by mu
+}
+
+// entry is one key's node: in items by key, and in its bucket's list.
+type entry[K comparable, V any] struct {
+	key        K
+	val        V
+	deadline   int64         // ns after m.epoch; guarded by m.mu
+	ttl        time.Duration // what Touch renews; guarded by m.mu
+	prev, next *entry[K, V]  // the bucket's list; guarded by m.mu
+	b          *bucket[K, V] // guarded by m.mu
+}
+
+// New returns an empty Map configured by opts. It starts no goroutine and
+// sets no timer until entries are set. New panics if the callback of
+// WithOnEvict is not a func(K, V, Reason) for this Map's K and V.
+func New[K comparable, V any](opts ...Option) *Map[K, V] {
+	cfg := config{granularity: DefaultGranularity}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.wheel == nil {
+		cfg.wheel = timewheel.Default()
+	}
+	m := &Map[K, V]{
+		w:            cfg.wheel,
+		gran:         int64(max(cfg.granularity, cfg.wheel.Tick())),
+		capacity:     cfg.capacity,
+		inline:       cfg.inline,
+		panicHandler: cfg.panicHandler,
+		items:        make(map[K]*entry[K, V]),
+		buckets:      make(map[int64]*bucket[K, V]),
+	}
+	if cfg.onEvict != nil {
+		f, ok := cfg.onEvict.(func(K, V, Reason))
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithOnEvict callback is %T, want %T", cfg.onEvict, f))
+		}
+		m.onEvict = f
+	}
+	if m.panicHandler == nil {
+		m.panicHandler = logPanic
+	}
+	m.epoch = m.w.Now()
+	m.idle.L = &m.mu
+	return m
+}
+
+// now returns the wheel's time in ns after m.epoch.
+func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
+
+// Set stores v under k for ttl, replacing any value k had (whose callback
+// then says Replaced). It returns an error wrapping ErrTTL if ttl is not
+// positive, and ErrClosed if the map is closed. In a full map, a new key
+// first evicts the entry closest to expiry. The complexity is O(1), plus
+// O(log B) with a capacity when it opens or closes a bucket.
+func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	now := m.now()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.setLocked(k, v, ttl, addSat(now, int64(ttl)), now)
+	kick := m.kickLocked()
+	m.mu.Unlock()
+	m.deliver(kick)
+	return nil
+}
+
+// setLocked stores v under k with the given deadline.
+func (m *Map[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
+	e, ok := m.items[k]
+	if ok && e.deadline <= now {
+		m.removeLocked(e, Expired) // it had left already; only its timer had not run
+		ok = false
+	}
+	if ok {
+		old := e.val
+		e.val, e.ttl = v, ttl
+		m.moveLocked(e, deadline, now)
+		m.queueLocked(k, old, Replaced)
+		return
+	}
+	if m.capacity > 0 && len(m.items) >= m.capacity {
+		m.evictOneLocked(now)
+	}
+	e = &entry[K, V]{key: k, val: v, ttl: ttl}
+	m.items[k] = e
+	m.linkLocked(e, deadline, now)
+}
+
+// Get returns the value stored under k and true, or the zero V and false
+// if k has none or its deadline has passed. The complexity is O(1).
+func (m *Map[K, V]) Get(k K) (V, bool) {
+	now := m.now()
+	m.mu.RLock()
+	e, ok := m.items[k]
+	if ok && e.deadline > now {
+		v := e.val
+		m.mu.RUnlock()
+		return v, true
+	}
+	m.mu.RUnlock()
+	var zero V
+	return zero, false
+}
+
+// TTL returns the time k has left to live and true, or 0 and false if k
+// has no live entry. The complexity is O(1).
+func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
+	now := m.now()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if e, ok := m.items[k]; ok && e.deadline > now {
+		return time.Duration(e.deadline - now), true
+	}
+	return 0, false
+}
+
+// Touch renews k's entry without rewriting it: its deadline becomes now
+// plus the ttl it was Set with. It returns false if k has no live entry.
+// The complexity is O(1), plus O(log B) with a capacity when it opens or
+// closes a bucket.
+func (m *Map[K, V]) Touch(k K) bool {
+	now := m.now()
+	m.mu.Lock()
+	e, ok := m.items[k]
+	ok = ok && e.deadline > now
+	if ok {
+		m.moveLocked(e, addSat(now, int64(e.ttl)), now)
+	}
+	m.mu.Unlock()
+	return ok
+}
+
+// Delete removes k's entry and reports whether it had a live one. The
+// callback says Deleted; for an entry past its deadline whose timer has
+// not run yet, it says Expired and Delete returns false. The complexity is
+// O(1), plus O(log B) with a capacity when it closes a bucket.
+func (m *Map[K, V]) Delete(k K) bool {
+	now := m.now()
+	m.mu.Lock()
+	e, ok := m.items[k]
+	live := ok && e.deadline > now
+	if ok {
+		why := Deleted
+		if !live {
+			why = Expired
+		}
+		m.removeLocked(e, why)
+	}
+	kick := m.kickLocked()
+	m.mu.Unlock()
+	m.deliver(kick)
+	return live
+}
+
+// Len returns the number of entries in the map. It counts entries past
+// their deadline whose bucket has not fired yet (at most one granularity
+// plus one tick past it), which Get no longer returns. The complexity is
+// O(1).
+func (m *Map[K, V]) Len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.items)
+}
+
+// All returns an iterator over the live entries as they are at the call:
+// it copies them, so the loop may use the map freely. Entries come in
+// bucket order, that is in deadline order to within the granularity, and
+// within one bucket in the order they were set or touched. The complexity
+// is O(n + B log B) in time and O(n) in memory.
+func (m *Map[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		type kv struct {
+			k K
+			v V
+		}
+		now := m.now()
+		m.mu.RLock()
+		live := make([]kv, 0, len(m.items))
+		for _, b := range m.sortedBucketsLocked() {
+			for e := b.head; e != nil; e = e.next {
+				if e.deadline > now {
+					live = append(live, kv{e.key, e.val})
+				}
+			}
+		}
+		m.mu.RUnlock()
+		for _, p := range live {
+			if !yield(p.k, p.v) {
+				return
+			}
+		}
+	}
+}
+
+// Flush waits until every eviction callback queued before the call has
+// returned. With WithInlineCallbacks there is nothing to wait for. It must
+// not be called from an eviction callback.
+func (m *Map[K, V]) Flush() {
+	m.mu.Lock()
+	for m.delivering {
+		m.idle.Wait()
+	}
+	m.mu.Unlock()
+}
+
+// Close stops the map: its wheel timers are stopped, its entries are
+// dropped without callbacks, and Close waits until the callbacks queued
+// before it have returned. Later calls to Set and Restore return
+// ErrClosed; Get finds nothing. Close returns ErrClosed if the map was
+// closed already. It must not be called from an eviction callback. The
+// complexity is O(n + B).
+func (m *Map[K, V]) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	m.closed = true
+	for _, b := range m.buckets {
+		b.dead = true
+		b.t.Stop()
+	}
+	clear(m.buckets)
+	clear(m.items)
+	m.order, m.last = nil, nil
+	for m.delivering {
+		m.idle.Wait()
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+// removeLocked takes e out of the map and queues its callback.
+func (m *Map[K, V]) removeLocked(e *entry[K, V], why Reason) {
+	delete(m.items, e.key)
+	m.unlinkLocked(e)
+	m.queueLocked(e.key, e.val, why)
+}
+
+// evictOneLocked makes room in a full map: it evicts the first entry of
+// the earliest bucket.
+func (m *Map[K, V]) evictOneLocked(now int64) {
+	if len(m.order) == 0 {
+		return
+	}
+	e := m.order[0].head
+	why := Capacity
+	if e.deadline <= now {
+		why = Expired
+	}
+	m.removeLocked(e, why)
+}
+
+// addSat returns a+b for b > 0, saturated at the end of time.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func logPanic(v any) {
+	log.Printf("expiry: eviction callback panicked: %v\n%s", v, debug.Stack())
+}

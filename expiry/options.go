@@ -1,0 +1,91 @@
+package expiry
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// An Option configures a Map made by New.
+type Option func(*config)
+
+type config struct {
+	wheel        *timewheel.Wheel
+	granularity  time.Duration
+	capacity     int
+	onEvict      any // func(K, V, Reason); checked by New
+	inline       bool
+	panicHandler func(any)
+}
+
+// DefaultGranularity is the span of an expiry bucket unless
+// [WithGranularity] says otherwise.
+const DefaultGranularity = 100 * time.Millisecond
+
+// WithWheel sets the wheel whose timers expire the entries and whose clock
+// the map reads (default [timewheel.Default]). Tests pass a wheel on a
+// [clock.Virtual]. WithWheel panics if w is nil.
+func WithWheel(w *timewheel.Wheel) Option {
+	if w == nil {
+		panic("expiry: WithWheel: nil wheel")
+	}
+	return func(c *config) { c.wheel = w }
+}
+
+// WithGranularity sets the span of an expiry bucket (default
+// [DefaultGranularity]; never less than the wheel's tick). Entries whose
+// deadlines fall in one span share one wheel timer, and leave together at
+// its end: a coarser granularity means fewer timers and later evictions.
+// Readers are not affected: Get never returns an entry past its own
+// deadline. WithGranularity panics if d is not positive.
+func WithGranularity(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("expiry: WithGranularity: non-positive granularity %v", d))
+	}
+	return func(c *config) { c.granularity = d }
+}
+
+// WithCapacity bounds the map to n entries (default 0, no bound). Setting
+// a new key in a full map evicts the entry closest to expiry first; see
+// the package documentation. WithCapacity panics if n is negative.
+func WithCapacity(n int) Option {
+	if n < 0 {
+		panic(fmt.Sprintf("expiry: WithCapacity: negative capacity %d", n))
+	}
+	return func(c *config) { c.capacity = n }
+}
+
+// WithOnEvict sets the callback told of every entry that leaves the map,
+// with its key, its value and the [Reason]. Its K and V must be those of
+// the Map, or New panics. Callbacks run outside the map's lock, one at a
+// time, in order; see the package documentation. WithOnEvict panics if f
+// is nil.
+func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
+	if f == nil {
+		panic("expiry: WithOnEvict: nil callback")
+	}
+	return func(c *config) { c.onEvict = f }
+}
+
+// WithInlineCallbacks makes eviction callbacks run on the goroutine that
+// made the entries leave, after the map's lock is released, instead of on
+// the map's own delivery goroutine: the caller of Set, Delete or Restore,
+// or the wheel's executor for expiry. With a [timewheel.Inline] executor
+// on a [clock.Virtual], every callback due has run when Advance returns,
+// which is what tests want. A callback that blocks then blocks that
+// goroutine, and with an Inline executor every timer of the wheel.
+func WithInlineCallbacks() Option {
+	return func(c *config) { c.inline = true }
+}
+
+// WithPanicHandler sets what is called with the value of a panicking
+// eviction callback, after it is recovered (default: the standard logger
+// prints it with a stack trace). Delivery goes on with the next callback.
+// WithPanicHandler panics if h is nil.
+func WithPanicHandler(h func(any)) Option {
+	if h == nil {
+		panic("expiry: WithPanicHandler: nil handler")
+	}
+	return func(c *config) { c.panicHandler = h }
+}
