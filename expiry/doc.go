@@ -16,7 +16,7 @@
 // timer of the wheel fires ([WithWheel]; [timewheel.Default] unless told),
 // not when someone happens to read it. And it is exact for readers: Get,
 // TTL, Touch and All compare each entry's deadline with the wheel's clock
-// (timewheel.Wheel.Now), so they never see an entry past its deadline even
+// (timewheel.Wheel.Since), so they never see an entry past its deadline even
 // in the moment before its timer runs.
 //
 // Entries do not get a timer each. Deadlines are grouped into buckets of
