@@ -13,6 +13,7 @@ import (
 // shard is one engine with its lock and its driver. A wheel has one, or
 // more with WithShards; a timer belongs to the shard it was started on.
 type shard struct {
+	_ [64]byte // keep shards on cache lines of their own
 	w *Wheel
 
 	mu        sync.Mutex
@@ -25,6 +26,7 @@ type shard struct {
 	closed    bool         // guarded by mu
 	discarded int          // guarded by mu; pending timers dropped by close
 	batch     []func()     // owned by the goroutine with firing set
+	_         [64]byte
 }
 
 const notArmed = math.MaxInt64
