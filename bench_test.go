@@ -40,6 +40,21 @@ func (r *rng) between(lo, hi time.Duration) time.Duration {
 
 func noop() {}
 
+// preload starts n timers due 10 to 60 s out.
+func preload(after func(time.Duration, func()) stopper, r *rng, n int) []stopper {
+	timers := make([]stopper, n)
+	for i := range timers {
+		timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+	}
+	return timers
+}
+
+func stopAll(timers []stopper) {
+	for _, t := range timers {
+		t.Stop()
+	}
+}
+
 // stopper is what the workloads need of a timer.
 type stopper interface {
 	Stop() bool
@@ -69,10 +84,7 @@ func BenchmarkW1Churn(b *testing.B) {
 				after, cleanup := impl.make()
 				defer cleanup()
 				r := rng(n)
-				timers := make([]stopper, n)
-				for i := range timers {
-					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
-				}
+				timers := preload(after, &r, n)
 				b.ReportAllocs()
 				for b.Loop() {
 					i := r.next() % uint64(n)
@@ -80,9 +92,7 @@ func BenchmarkW1Churn(b *testing.B) {
 					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
 				}
 				b.StopTimer()
-				for _, t := range timers {
-					t.Stop()
-				}
+				stopAll(timers)
 			})
 		}
 		b.Run(fmt.Sprintf("n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
@@ -112,18 +122,13 @@ func BenchmarkW2Refresh(b *testing.B) {
 				after, cleanup := impl.make()
 				defer cleanup()
 				r := rng(n)
-				timers := make([]stopper, n)
-				for i := range timers {
-					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
-				}
+				timers := preload(after, &r, n)
 				b.ReportAllocs()
 				for b.Loop() {
 					timers[r.next()%uint64(n)].Reset(30 * time.Second)
 				}
 				b.StopTimer()
-				for _, t := range timers {
-					t.Stop()
-				}
+				stopAll(timers)
 			})
 		}
 	}

@@ -1,15 +1,13 @@
 package cron
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/snapshot"
 )
 
 // ErrCorrupt is returned, wrapped with what was wrong, by Restore for input
@@ -26,7 +24,12 @@ var ErrVersion = errors.New("cron: unsupported snapshot version")
 // Restore reads.
 const SnapshotVersion = 1
 
-var magic = [8]byte{'T', 'W', 'C', 'R', 'O', 'N', 'J', 'B'}
+var format = snapshot.Format{
+	Magic:   [8]byte{'T', 'W', 'C', 'R', 'O', 'N', 'J', 'B'},
+	Version: SnapshotVersion,
+	Corrupt: ErrCorrupt,
+	Unknown: ErrVersion,
+}
 
 // snapJob is the record of one job in a snapshot.
 type snapJob struct {
@@ -69,18 +72,8 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 	}
 	s.mu.Unlock()
 
-	bw := bufio.NewWriter(w)
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	out := io.MultiWriter(bw, crc)
-	var head [12]byte
-	copy(head[:], magic[:])
-	binary.BigEndian.PutUint32(head[8:], SnapshotVersion)
-	out.Write(head[:]) // errors surface at Flush
-	if err := gob.NewEncoder(out).Encode(body); err != nil {
-		return fmt.Errorf("cron: Snapshot: %w", err)
-	}
-	bw.Write(crc.Sum(nil))
-	if err := bw.Flush(); err != nil {
+	err := format.Write(w, func(enc *gob.Encoder) error { return enc.Encode(body) })
+	if err != nil {
 		return fmt.Errorf("cron: Snapshot: %w", err)
 	}
 	return nil
@@ -123,55 +116,11 @@ func (s *Scheduler) Restore(r io.Reader) error {
 // readSnapshot decodes and checks a whole snapshot.
 func readSnapshot(r io.Reader) (snapBody, error) {
 	var body snapBody
-	br := bufio.NewReader(r)
-	cr := &crcReader{r: br, h: crc32.New(crc32.MakeTable(crc32.Castagnoli))}
-	var head [12]byte
-	if _, err := io.ReadFull(cr, head[:]); err != nil {
-		return body, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
-	}
-	if [8]byte(head[:8]) != magic {
-		return body, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, head[:8], magic[:])
-	}
-	switch v := binary.BigEndian.Uint32(head[8:]); {
-	case v == 0:
-		return body, fmt.Errorf("%w: version 0", ErrCorrupt)
-	case v > SnapshotVersion:
-		return body, fmt.Errorf("%w %d: this build reads versions 1 to %d", ErrVersion, v, SnapshotVersion)
-	}
-	// cr is an io.ByteReader: gob reads no further than its value.
-	if err := gob.NewDecoder(cr).Decode(&body); err != nil {
-		return body, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	sum := cr.h.Sum32()
-	var tail [4]byte
-	if _, err := io.ReadFull(br, tail[:]); err != nil {
-		return body, fmt.Errorf("%w: checksum: %v", ErrCorrupt, err)
-	}
-	if got := binary.BigEndian.Uint32(tail[:]); got != sum {
-		return body, fmt.Errorf("%w: checksum %08x, computed %08x", ErrCorrupt, got, sum)
-	}
-	return body, nil
-}
-
-// crcReader hashes the bytes read through it. It is an io.ByteReader, so
-// that a gob.Decoder reads through it exactly the bytes of its value.
-type crcReader struct {
-	r   *bufio.Reader
-	h   hash.Hash32
-	one [1]byte
-}
-
-func (c *crcReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
-	return n, err
-}
-
-func (c *crcReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.one[0] = b
-		c.h.Write(c.one[:])
-	}
-	return b, err
+	err := format.Read(r, func(dec *gob.Decoder) error {
+		if err := dec.Decode(&body); err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil
+	})
+	return body, err
 }

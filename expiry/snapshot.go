@@ -1,15 +1,13 @@
 package expiry
 
 import (
-	"bufio"
-	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
-	"hash"
-	"hash/crc32"
 	"io"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/snapshot"
 )
 
 // ErrCorrupt is returned, wrapped with what was wrong, by Restore for input
@@ -26,7 +24,12 @@ var ErrVersion = errors.New("expiry: unsupported snapshot version")
 // Restore reads.
 const SnapshotVersion = 1
 
-var magic = [8]byte{'T', 'W', 'E', 'X', 'P', 'I', 'R', 'Y'}
+var format = snapshot.Format{
+	Magic:   [8]byte{'T', 'W', 'E', 'X', 'P', 'I', 'R', 'Y'},
+	Version: SnapshotVersion,
+	Corrupt: ErrCorrupt,
+	Unknown: ErrVersion,
+}
 
 // snapHeader is the first gob value of a snapshot.
 type snapHeader struct {
@@ -63,26 +66,20 @@ const snapChunk = 1024
 // Entries come in bucket order, as from All.
 func (m *Map[K, V]) Snapshot(w io.Writer) error {
 	recs := m.records()
-	bw := bufio.NewWriter(w)
-	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
-	out := io.MultiWriter(bw, crc)
-	var head [12]byte
-	copy(head[:], magic[:])
-	binary.BigEndian.PutUint32(head[8:], SnapshotVersion)
-	out.Write(head[:]) // errors surface at Flush
-	enc := gob.NewEncoder(out)
-	if err := enc.Encode(snapHeader{Saved: m.w.Now().UnixNano(), Count: len(recs)}); err != nil {
-		return fmt.Errorf("expiry: Snapshot: %w", err)
-	}
-	for len(recs) > 0 {
-		n := min(len(recs), snapChunk)
-		if err := enc.Encode(recs[:n]); err != nil {
-			return fmt.Errorf("expiry: Snapshot: %w", err)
+	err := format.Write(w, func(enc *gob.Encoder) error {
+		if err := enc.Encode(snapHeader{Saved: m.w.Now().UnixNano(), Count: len(recs)}); err != nil {
+			return err
 		}
-		recs = recs[n:]
-	}
-	bw.Write(crc.Sum(nil))
-	if err := bw.Flush(); err != nil {
+		for len(recs) > 0 {
+			n := min(len(recs), snapChunk)
+			if err := enc.Encode(recs[:n]); err != nil {
+				return err
+			}
+			recs = recs[n:]
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("expiry: Snapshot: %w", err)
 	}
 	return nil
@@ -145,75 +142,35 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 
 // readSnapshot decodes and checks a whole snapshot.
 func readSnapshot[K comparable, V any](r io.Reader) ([]snapEntry[K, V], error) {
-	br := bufio.NewReader(r)
-	cr := &crcReader{r: br, h: crc32.New(crc32.MakeTable(crc32.Castagnoli))}
-	var head [12]byte
-	if _, err := io.ReadFull(cr, head[:]); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
-	}
-	if [8]byte(head[:8]) != magic {
-		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, head[:8], magic[:])
-	}
-	switch v := binary.BigEndian.Uint32(head[8:]); {
-	case v == 0:
-		return nil, fmt.Errorf("%w: version 0", ErrCorrupt)
-	case v > SnapshotVersion:
-		return nil, fmt.Errorf("%w %d: this build reads versions 1 to %d", ErrVersion, v, SnapshotVersion)
-	}
-	dec := gob.NewDecoder(cr) // cr is an io.ByteReader: gob reads no further than its values
-	var h snapHeader
-	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, err)
-	}
-	if h.Count < 0 {
-		return nil, fmt.Errorf("%w: negative entry count %d", ErrCorrupt, h.Count)
-	}
-	recs := make([]snapEntry[K, V], 0, min(h.Count, 1<<16))
-	for len(recs) < h.Count {
-		var chunk []snapEntry[K, V]
-		if err := dec.Decode(&chunk); err != nil {
-			return nil, fmt.Errorf("%w: entry %d of %d: %v", ErrCorrupt, len(recs), h.Count, err)
+	var recs []snapEntry[K, V]
+	err := format.Read(r, func(dec *gob.Decoder) error {
+		var h snapHeader
+		if err := dec.Decode(&h); err != nil {
+			return fmt.Errorf("%w: header: %v", ErrCorrupt, err)
 		}
-		if len(chunk) == 0 || len(recs)+len(chunk) > h.Count {
-			return nil, fmt.Errorf("%w: %d entries, header says %d", ErrCorrupt, len(recs)+len(chunk), h.Count)
+		if h.Count < 0 {
+			return fmt.Errorf("%w: negative entry count %d", ErrCorrupt, h.Count)
 		}
-		recs = append(recs, chunk...)
-	}
-	for i, rec := range recs {
-		if rec.TTL <= 0 {
-			return nil, fmt.Errorf("%w: entry %d: non-positive ttl %v", ErrCorrupt, i, time.Duration(rec.TTL))
+		recs = make([]snapEntry[K, V], 0, min(h.Count, 1<<16))
+		for len(recs) < h.Count {
+			var chunk []snapEntry[K, V]
+			if err := dec.Decode(&chunk); err != nil {
+				return fmt.Errorf("%w: entry %d of %d: %v", ErrCorrupt, len(recs), h.Count, err)
+			}
+			if len(chunk) == 0 || len(recs)+len(chunk) > h.Count {
+				return fmt.Errorf("%w: %d entries, header says %d", ErrCorrupt, len(recs)+len(chunk), h.Count)
+			}
+			recs = append(recs, chunk...)
 		}
-	}
-	sum := cr.h.Sum32()
-	var tail [4]byte
-	if _, err := io.ReadFull(br, tail[:]); err != nil {
-		return nil, fmt.Errorf("%w: checksum: %v", ErrCorrupt, err)
-	}
-	if got := binary.BigEndian.Uint32(tail[:]); got != sum {
-		return nil, fmt.Errorf("%w: checksum %08x, computed %08x", ErrCorrupt, got, sum)
+		for i, rec := range recs {
+			if rec.TTL <= 0 {
+				return fmt.Errorf("%w: entry %d: non-positive ttl %v", ErrCorrupt, i, time.Duration(rec.TTL))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return recs, nil
-}
-
-// crcReader hashes the bytes read through it. It is an io.ByteReader, so
-// that a gob.Decoder reads through it exactly the bytes of its values.
-type crcReader struct {
-	r   *bufio.Reader
-	h   hash.Hash32
-	one [1]byte
-}
-
-func (c *crcReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
-	return n, err
-}
-
-func (c *crcReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
-	if err == nil {
-		c.one[0] = b
-		c.h.Write(c.one[:])
-	}
-	return b, err
 }
