@@ -10,8 +10,9 @@
 //
 // The package-level functions use a default wheel with a one-millisecond
 // tick. [New] makes a wheel of one's own, with a tick ([WithTick]), a
-// clock ([WithClock]), an executor ([WithExecutor], [WithWorkers]) and a
-// panic handler ([WithPanicHandler]).
+// clock ([WithClock]), an executor ([WithExecutor], [WithWorkers]), a
+// panic handler ([WithPanicHandler]) and shards for many goroutines
+// ([WithShards]).
 //
 // # Guarantees
 //
