@@ -112,7 +112,8 @@ func (s *shard) disarmLocked() {
 // fire is the driver: it expires every timer due by now, sets itself for
 // the next deadline and hands the due callbacks to the executor, in order.
 // Only one goroutine fires a shard at a time; a call that finds another
-// firing asks it to go round again.
+// firing asks it to go round again. A callback that panics through an
+// inline executor leaves the shard able to fire again.
 func (s *shard) fire() {
 	s.mu.Lock()
 	if s.firing || s.closed {
@@ -121,7 +122,15 @@ func (s *shard) fire() {
 		return
 	}
 	s.firing = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.firing = false
+		s.idle.Broadcast()
+		s.mu.Unlock()
+	}()
 	for {
+		s.mu.Lock()
 		s.again = false
 		now := s.w.nowTick()
 		sent := s.w.clock.Now()
@@ -131,18 +140,18 @@ func (s *shard) fire() {
 			s.rearmLocked()
 		}
 		batch := s.batch
+		s.batch = nil // taken: a panic in dispatch must not leave it to run again
 		s.mu.Unlock()
 		s.w.dispatch(batch)
 		clear(batch)
 		s.mu.Lock()
 		s.batch = batch[:0]
-		if !s.again || s.closed {
-			break
+		again := s.again && !s.closed
+		s.mu.Unlock()
+		if !again {
+			return
 		}
 	}
-	s.firing = false
-	s.idle.Broadcast()
-	s.mu.Unlock()
 }
 
 // expireLocked handles one timer the engine has expired at tick now.

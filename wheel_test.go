@@ -396,3 +396,25 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestInlinePanicLeavesTheWheelWorking: with an inline executor and no
+// panic handler, a callback's panic reaches whoever advanced the clock;
+// if it is recovered there, the wheel still fires the timers after it.
+func TestInlinePanicLeavesTheWheelWorking(t *testing.T) {
+	w, clk := newVirtual(t)
+	w.AfterFunc(time.Second, func() { panic("boom") })
+	ran := false
+	w.AfterFunc(2*time.Second, func() { ran = true })
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v, want boom", r)
+			}
+		}()
+		clk.Advance(time.Second)
+	}()
+	clk.Advance(time.Second)
+	if !ran {
+		t.Fatal("the wheel stopped firing after a recovered panic")
+	}
+}

@@ -21,6 +21,8 @@ type Clock interface {
 	Since(t time.Time) time.Duration
 	// AfterFunc waits for the duration to elapse and then calls f.
 	// It returns a Timer that can be used to cancel or reschedule the call.
+	// Neither AfterFunc nor the Timer's Reset may call f before returning,
+	// even for a duration of zero or less: callers hold locks f takes.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 

@@ -86,7 +86,9 @@ func (v *Virtual) Advance(d time.Duration) int {
 
 // AdvanceTo moves the clock forward to t as Advance does and returns the
 // number of callbacks it ran. AdvanceTo panics if t is before the current
-// time: a virtual clock never goes backwards.
+// time: a virtual clock never goes backwards. A callback's panic goes up
+// through AdvanceTo and leaves the clock at that callback's deadline, in
+// working order.
 func (v *Virtual) AdvanceTo(t time.Time) int {
 	v.mu.Lock()
 	if t.Before(v.now) {
@@ -94,14 +96,17 @@ func (v *Virtual) AdvanceTo(t time.Time) int {
 		v.mu.Unlock()
 		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
 	}
-	ran := 0
-	for len(v.timers) > 0 && !v.timers[0].when.After(t) {
-		ran++
-		v.fireFirstLocked() // unlocks and relocks around the callback
+	for ran := 0; ; ran++ {
+		if len(v.timers) == 0 || v.timers[0].when.After(t) {
+			v.now = t
+			v.mu.Unlock()
+			return ran
+		}
+		f := v.popLocked()
+		v.mu.Unlock()
+		f() // with no lock held: it may use the clock
+		v.mu.Lock()
 	}
-	v.now = t
-	v.mu.Unlock()
-	return ran
 }
 
 // AdvanceNext moves the clock to the earliest pending deadline and runs
@@ -120,17 +125,14 @@ func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	return d, true
 }
 
-// fireFirstLocked pops the earliest timer, moves the clock to its deadline
-// and runs its callback with v.mu released. v.mu is held again on return.
-func (v *Virtual) fireFirstLocked() {
+// popLocked removes the earliest timer, moves the clock to its deadline
+// and returns its callback.
+func (v *Virtual) popLocked() func() {
 	t := heap.Pop(&v.timers).(*virtualTimer)
 	if t.when.After(v.now) {
 		v.now = t.when
 	}
-	f := t.f
-	v.mu.Unlock()
-	defer v.mu.Lock()
-	f()
+	return t.f
 }
 
 func (v *Virtual) startLocked(t *virtualTimer, d time.Duration) {
