@@ -1,0 +1,73 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"testing"
+)
+
+var (
+	errCorrupt = errors.New("corrupt")
+	errVersion = errors.New("version")
+	format     = Format{Magic: [8]byte{'T', 'E', 'S', 'T', 'S', 'N', 'A', 'P'}, Version: 2, Corrupt: errCorrupt, Unknown: errVersion}
+)
+
+func write(t *testing.T, f Format, v string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f.Write(&buf, func(enc *gob.Encoder) error { return enc.Encode(v) }); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func read(f Format, data []byte) (string, error) {
+	var v string
+	err := f.Read(bytes.NewReader(data), func(dec *gob.Decoder) error {
+		if err := dec.Decode(&v); err != nil {
+			return errors.Join(f.Corrupt, err)
+		}
+		return nil
+	})
+	return v, err
+}
+
+func TestRoundTrip(t *testing.T) {
+	got, err := read(format, write(t, format, "hello"))
+	if err != nil || got != "hello" {
+		t.Fatalf("read %q, %v; want hello", got, err)
+	}
+}
+
+// TestDamage cuts the input at every length and flips every byte: each
+// must be refused as corrupt, never read as a value.
+func TestDamage(t *testing.T) {
+	data := write(t, format, "a value long enough to matter")
+	for n := range len(data) {
+		if _, err := read(format, data[:n]); !errors.Is(err, errCorrupt) {
+			t.Fatalf("cut at %d: %v, want corrupt", n, err)
+		}
+	}
+	for i := range data {
+		bad := bytes.Clone(data)
+		bad[i] ^= 0x40
+		_, err := read(format, bad)
+		if !errors.Is(err, errCorrupt) && !(i >= 8 && i < 12 && errors.Is(err, errVersion)) {
+			t.Fatalf("byte %d flipped: %v, want corrupt", i, err)
+		}
+	}
+}
+
+func TestNewerVersion(t *testing.T) {
+	newer := format
+	newer.Version = 3
+	if _, err := read(format, write(t, newer, "x")); !errors.Is(err, errVersion) {
+		t.Fatalf("newer version: %v, want the version error", err)
+	}
+	older := format
+	older.Version = 1
+	if got, err := read(format, write(t, older, "x")); err != nil || got != "x" {
+		t.Fatalf("older version: %q, %v", got, err)
+	}
+}
