@@ -52,10 +52,19 @@ import (
 //
 // The downside of this choice is Next: when level 0 is empty, the earliest
 // deadline lies inside a coarser slot, and Next walks that slot's list to
-// find it. A driver that sleeps until Next (rather than until the slot's
-// start, as Linux and tokio do) never wakes with nothing due, at the cost
-// of that walk; each timer is walked at most once per level before it
-// cascades, unless Next is asked again without the wheel moving.
+// find it. The wheel remembers each coarse slot's earliest deadline (and
+// how many timers share it) from that walk until the last of them leaves,
+// so a driver that sleeps until Next, rather than until the slot's start
+// as Linux and tokio do, never wakes with nothing due. A driver that must
+// stay O(1) uses NextWake, which gives up on a slot of more than 64 timers
+// whose earliest it has forgotten and answers with the slot's start: one
+// wake with nothing due, which moves the slot down a level.
+//
+// A burst of cold timers falling due together is a chain of dependent
+// cache misses. When Expire cascades timers into a level-0 slot it keeps a
+// hint every 32 entries, and before firing the slot it walks those chains
+// side by side (and the due list from both ends), so that the misses
+// overlap; the walks only read.
 //
 // A Wheel is not safe for concurrent use.
 type Wheel struct {
