@@ -64,7 +64,10 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 	if !s.q.Cancel(e) {
 		return false
 	}
-	if e.When() == s.armed {
+	switch {
+	case s.q.Len() == 0:
+		s.disarmLocked()
+	case e.When() == s.armed:
 		s.rearmLocked()
 	}
 	return true

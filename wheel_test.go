@@ -418,3 +418,20 @@ func TestInlinePanicLeavesTheWheelWorking(t *testing.T) {
 		t.Fatal("the wheel stopped firing after a recovered panic")
 	}
 }
+
+// TestEmptyingAWheelStopsTheDriver: when the driver waits at the start of
+// a big coarse slot (its earliest timers were stopped), stopping all the
+// rest must stop the driver too.
+func TestEmptyingAWheelStopsTheDriver(t *testing.T) {
+	w, clk := newVirtual(t)
+	timers := make([]*timewheel.Timer, 200)
+	for i := range timers {
+		timers[i] = w.AfterFunc(10*time.Minute+time.Duration(i)*time.Millisecond, func() {})
+	}
+	for _, tm := range timers {
+		tm.Stop()
+	}
+	if w.Len() != 0 || clk.Len() != 0 {
+		t.Fatalf("%d pending, %d clock timers armed; want 0 and 0", w.Len(), clk.Len())
+	}
+}
