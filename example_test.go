@@ -118,3 +118,42 @@ func ExampleWheel_Close() {
 	// timewheel: wheel closed
 	// false
 }
+
+// A ticker on a virtual clock: ticks stay on the grid of the interval, and
+// Reset starts a new grid from now.
+func ExampleTicker_Reset() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+
+	tk := w.NewTicker(time.Second)
+	defer tk.Stop()
+	for range 2 {
+		clk.Advance(time.Second)
+		fmt.Println("tick at", (<-tk.C).Format("15:04:05"))
+	}
+	tk.Reset(time.Minute)
+	clk.Advance(time.Minute)
+	fmt.Println("tick at", (<-tk.C).Format("15:04:05"))
+	// Output:
+	// tick at 00:00:01
+	// tick at 00:00:02
+	// tick at 00:01:02
+}
+
+// Shards let many goroutines start and stop timers without contending for
+// one lock; timers on different shards due at the same tick fire in no
+// particular order.
+func ExampleWithShards() {
+	w := timewheel.New(timewheel.WithShards(8))
+	defer w.Close()
+	done := make(chan struct{}, 100)
+	for range 100 {
+		go w.AfterFunc(time.Millisecond, func() { done <- struct{}{} })
+	}
+	for range 100 {
+		<-done
+	}
+	fmt.Println("100 fired, pending:", w.Len())
+	// Output: 100 fired, pending: 0
+}
