@@ -29,9 +29,10 @@ import (
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if err != errHelp {
-			fmt.Fprintln(os.Stderr, "timerlab:", err)
+		if err == errHelp {
+			return // -h asked for the usage: not a failure
 		}
+		fmt.Fprintln(os.Stderr, "timerlab:", err)
 		os.Exit(2)
 	}
 }
