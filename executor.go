@@ -55,8 +55,12 @@ func NewPool(workers int) *Pool {
 	return &Pool{limit: workers}
 }
 
-// Execute queues f to run on a worker. The complexity is O(1) amortised.
+// Execute queues f to run on a worker. It panics if f is nil. The
+// complexity is O(1) amortised.
 func (p *Pool) Execute(f func()) {
+	if f == nil {
+		panic("timewheel: Pool.Execute: nil func")
+	}
 	p.executeAll([]func(){f})
 }
 

@@ -251,6 +251,8 @@ func TestBadInputPanics(t *testing.T) {
 		{"WithWorkers", "timewheel: WithWorkers: fewer than one worker: 0", func() { timewheel.WithWorkers(0) }},
 		{"WithShards", "timewheel: WithShards: fewer than one shard: -1", func() { timewheel.WithShards(-1) }},
 		{"zero Timer", "timewheel: Stop called on uninitialized Timer", func() { new(timewheel.Timer).Stop() }},
+		{"Pool.Execute nil", "timewheel: Pool.Execute: nil func", func() { timewheel.NewPool(1).Execute(nil) }},
+		{"WithClock nil", "timewheel: WithClock: nil clock", func() { timewheel.WithClock(nil) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
