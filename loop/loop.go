@@ -161,9 +161,15 @@ func (l *Loop) Run() error {
 func (l *Loop) RunOnce() bool {
 	l.enter()
 	defer l.running.Store(false)
-	if l.pass() == 0 && !l.stopped.Load() && l.alive() {
-		l.wait()
-		l.pass()
+	if l.pass() == 0 {
+		// Wait for work: a wake that only moved timers to finer slots
+		// (see wait) or changed no state goes round again.
+		for !l.stopped.Load() && l.alive() {
+			l.wait()
+			if l.pass() > 0 {
+				break
+			}
+		}
 	}
 	return !l.stopped.Load() && l.alive()
 }
@@ -193,6 +199,11 @@ func (l *Loop) Timeout() (time.Duration, bool) {
 		return 0, true
 	}
 	next, ok := l.q.Next()
+	return l.until(next, ok)
+}
+
+// until returns the time until tick next, as Timeout does.
+func (l *Loop) until(next int64, ok bool) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
@@ -225,8 +236,16 @@ func (l *Loop) pass() int {
 }
 
 // wait blocks until the earliest timer is due or the loop is signalled.
+// It sleeps until the engine's NextWake, which is O(1): the earliest
+// deadline, or at worst the start of the coarse slot that holds it.
 func (l *Loop) wait() {
-	d, ok := l.Timeout()
+	l.mu.Lock()
+	posted := len(l.posted) > 0
+	l.mu.Unlock()
+	if posted {
+		return
+	}
+	d, ok := l.until(l.q.NextWake())
 	if ok && d == 0 {
 		return
 	}
