@@ -39,26 +39,32 @@ type server struct {
 	srv   *http.Server
 	mu    sync.Mutex
 	conns map[string]*conn // guarded by mu; by remote address
+	moved sync.Cond        // signalled when a connection changes state
 }
 
 type conn struct {
 	id int
 	c  *idleconn.Conn
+	st http.ConnState // guarded by server.mu
 }
 
 func newServer(ln *idleconn.Listener) *server {
 	s := &server{conns: map[string]*conn{}}
+	s.moved.L = &s.mu
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.hello),
 		ReadHeaderTimeout: 10 * time.Second, // idleconn does not guard against slow clients
 		ConnState: func(c net.Conn, st http.ConnState) {
 			ic := c.(*idleconn.Conn)
 			ic.SetBusy(st == http.StateActive) // time only the wait between requests
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			addr := c.RemoteAddr().String()
 			if st == http.StateNew {
-				s.mu.Lock()
-				s.conns[c.RemoteAddr().String()] = &conn{id: len(s.conns) + 1, c: ic}
-				s.mu.Unlock()
+				s.conns[addr] = &conn{id: len(s.conns) + 1, c: ic}
 			}
+			s.conns[addr].st = st
+			s.moved.Broadcast()
 		},
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
@@ -71,6 +77,27 @@ func (s *server) hello(w http.ResponseWriter, r *http.Request) {
 	c := s.conns[r.RemoteAddr]
 	s.mu.Unlock()
 	fmt.Fprintf(w, "connection #%d", c.id)
+}
+
+// waitIdle waits until no connection has a request in progress. The
+// client reads a response before the server has finished with its request
+// (net/http marks the connection idle after the response is flushed), and
+// the idle timeout only starts then.
+func (s *server) waitIdle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.busyLocked() {
+		s.moved.Wait()
+	}
+}
+
+func (s *server) busyLocked() bool {
+	for _, c := range s.conns {
+		if c.st == http.StateNew || c.st == http.StateActive {
+			return true
+		}
+	}
+	return false
 }
 
 // report writes the state of every connection, in order.
@@ -122,6 +149,7 @@ func run(out io.Writer, w *timewheel.Wheel, sleep func(time.Duration)) error {
 	}
 	pause := func(d time.Duration) {
 		fmt.Fprintf(out, "client: idle for %v (idle timeout %v)\n", d, idleTimeout)
+		s.waitIdle()
 		sleep(d)
 	}
 
