@@ -358,3 +358,77 @@ func BenchmarkStopEarliest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFloor measures what bounds every goroutine-safe timer
+// operation on this machine, beside package time's cheapest one, so that
+// the W1 and W2 ratios can be read against it:
+//
+//   - op=clock: one monotonic clock read, which every start and reset
+//     needs (package time's runtime timers read the same clock);
+//   - op=lock: an uncontended mutex, locked and unlocked;
+//   - op=alloc: a 48-byte allocation, the size of an AfterFunc Timer;
+//   - op=list: DESIGN.md's floor, no lock and no clock: unlink a random
+//     one of n entries from an intrusive doubly linked list and append it
+//     to one of 64 lists, the least any O(1) timer structure does;
+//   - op=time-reset: (*time.Timer).Reset of one timer, package time's
+//     cheapest operation, for comparison.
+func BenchmarkFloor(b *testing.B) {
+	epoch := time.Now()
+	var sink int64
+	b.Run("op=clock", func(b *testing.B) {
+		for b.Loop() {
+			sink += int64(time.Since(epoch))
+		}
+	})
+	b.Run("op=lock", func(b *testing.B) {
+		var mu sync.Mutex
+		for b.Loop() {
+			mu.Lock()
+			sink++
+			mu.Unlock()
+		}
+	})
+	b.Run("op=alloc", func(b *testing.B) {
+		b.ReportAllocs()
+		var keep *[6]int64
+		for b.Loop() {
+			keep = new([6]int64)
+		}
+		sink += keep[0]
+	})
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("op=list/n=%.0e", float64(n)), func(b *testing.B) {
+			type node struct{ prev, next *node }
+			var heads [64]node
+			for i := range heads {
+				heads[i].prev, heads[i].next = &heads[i], &heads[i]
+			}
+			push := func(h, e *node) {
+				e.prev, e.next = h.prev, h
+				h.prev.next = e
+				h.prev = e
+			}
+			r := rng(n)
+			nodes := make([]*node, n)
+			for i := range nodes {
+				nodes[i] = new(node)
+				push(&heads[r.next()%64], nodes[i])
+			}
+			for b.Loop() {
+				e := nodes[r.next()%uint64(n)]
+				e.prev.next, e.next.prev = e.next, e.prev
+				push(&heads[r.next()%64], e)
+			}
+		})
+	}
+	b.Run("op=time-reset", func(b *testing.B) {
+		t := time.AfterFunc(time.Hour, noop)
+		defer t.Stop()
+		for b.Loop() {
+			t.Reset(time.Hour)
+		}
+	})
+	if sink == 42 {
+		b.Log(sink) // keeps sink, and so the measured work, alive
+	}
+}
