@@ -116,7 +116,8 @@ func (s *shard) disarmLocked() {
 // the next deadline and hands the due callbacks to the executor, in order.
 // Only one goroutine fires a shard at a time; a call that finds another
 // firing asks it to go round again. A callback that panics through an
-// inline executor leaves the shard able to fire again.
+// inline executor leaves the shard able to fire again, with the callbacks
+// after it in its batch kept to run first on the next fire.
 func (s *shard) fire() {
 	s.mu.Lock()
 	if s.firing || s.closed {
@@ -126,34 +127,62 @@ func (s *shard) fire() {
 	}
 	s.firing = true
 	s.mu.Unlock()
+	var (
+		batch    []func() // being dispatched
+		ran      int      // how many of batch the executor has returned from
+		now      int64    // the tick expired last
+		finished bool
+	)
 	defer func() {
-		s.mu.Lock()
-		s.firing = false
-		s.idle.Broadcast()
-		s.mu.Unlock()
+		if !finished {
+			s.recoverFire(batch[min(ran+1, len(batch)):], now)
+		}
 	}()
 	for {
 		s.mu.Lock()
 		s.again = false
-		now := s.w.nowTick()
+		now = s.w.nowTick()
 		sent := s.w.clock.Now()
 		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, now, sent) })
 		s.armed = notArmed // the driver has fired: whatever is next needs it set anew
 		if !s.closed {
 			s.rearmLocked()
 		}
-		batch := s.batch
+		batch, ran = s.batch, 0
 		s.batch = nil // taken: a panic in dispatch must not leave it to run again
 		s.mu.Unlock()
-		s.w.dispatch(batch)
+		s.w.dispatch(batch, &ran)
 		clear(batch)
 		s.mu.Lock()
 		s.batch = batch[:0]
-		again := s.again && !s.closed
-		s.mu.Unlock()
-		if !again {
+		if !s.again || s.closed {
+			// Deciding to stop and clearing firing in one critical section:
+			// a fire that finds firing set is then sure to be seen here.
+			s.firing = false
+			s.idle.Broadcast()
+			finished = true
+			s.mu.Unlock()
 			return
 		}
+		s.mu.Unlock()
+	}
+}
+
+// recoverFire runs, with mu not held, as a callback's panic leaves fire:
+// it keeps rest, the callbacks of the batch after the one that panicked,
+// to be dispatched first by the next fire, which it sets the driver for,
+// and lets the shard fire again.
+func (s *shard) recoverFire(rest []func(), now int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.firing = false
+	s.idle.Broadcast()
+	if len(rest) == 0 || s.closed {
+		return
+	}
+	s.batch = append(rest[:0:0], rest...)
+	if now < s.armed {
+		s.armLocked(now) // due already: the clock calls it when it next moves
 	}
 }
 

@@ -52,8 +52,8 @@ func (tk *Ticker) Stop() {
 
 // Reset stops the ticker and resets its period to d: the next tick arrives
 // after d. No tick for the old period is received after Reset returns.
-// Reset panics if d is not positive; on a closed wheel it does nothing.
-// The complexity is O(1).
+// Reset panics if d is not positive; on a closed wheel it schedules
+// nothing. The complexity is O(1).
 func (tk *Ticker) Reset(d time.Duration) {
 	s := tk.t.s
 	if s == nil {
@@ -65,13 +65,12 @@ func (tk *Ticker) Reset(d time.Duration) {
 	when := s.w.deadline(d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
 	s.cancelLocked(&tk.t.e)
 	drain(tk.C)
 	tk.period = s.w.ticks(d)
-	s.scheduleLocked(&tk.t.e, when)
+	if !s.closed {
+		s.scheduleLocked(&tk.t.e, when)
+	}
 }
 
 // expireLocked sends a tick and schedules the next one on the grid: the

@@ -96,8 +96,9 @@ func (t *Timer) Stop() bool {
 // Reset changes the timer to expire after duration d. It returns true if
 // the timer had been active, false if the timer had expired or been
 // stopped; for a channel Timer an unreceived value counts as active, and
-// Reset takes it back. On a closed wheel Reset returns false and does
-// nothing. The complexity is O(1).
+// Reset takes it back. On a closed wheel Reset schedules nothing: it only
+// takes back an unreceived value, as Stop does, and reports whether it
+// did. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
 	s := t.s
 	if s == nil {
@@ -106,14 +107,13 @@ func (t *Timer) Reset(d time.Duration) bool {
 	when := s.w.deadline(d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
 	pending := s.cancelLocked(&t.e)
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
-	s.scheduleLocked(&t.e, when)
+	if !s.closed {
+		s.scheduleLocked(&t.e, when)
+	}
 	return pending
 }
 

@@ -167,15 +167,17 @@ func (w *Wheel) Close() error {
 // falls due: rounded up, so that it never fires early, and saturated at the
 // end of time. A d of zero or less is due now.
 func (w *Wheel) deadline(d time.Duration) int64 {
-	if d <= 0 {
-		return 0 // the engine reads any past tick as its current one
-	}
 	ns := int64(w.clock.Since(w.epoch))
+	if d <= 0 {
+		// The current tick, not an earlier one: a timer due now fires
+		// after the timers already due at this tick, as with package time.
+		return ns / int64(w.tick)
+	}
 	if ns > math.MaxInt64-int64(d) {
 		return math.MaxInt64 / int64(w.tick) // saturate, never wrap
 	}
 	ns += int64(d)
-	return (ns + int64(w.tick) - 1) / int64(w.tick) // round up: never early
+	return (ns-1)/int64(w.tick) + 1 // round up, without overflow: never early
 }
 
 // nowTick returns the tick the clock is in now (rounded down).
@@ -183,13 +185,16 @@ func (w *Wheel) nowTick() int64 {
 	return int64(w.clock.Since(w.epoch)) / int64(w.tick)
 }
 
-// dispatch hands a batch of callbacks to the executor in order.
-func (w *Wheel) dispatch(batch []func()) {
+// dispatch hands a batch of callbacks to the executor in order, counting
+// in *ran those the executor has returned from, so that if one panics
+// through it the caller knows which have not run.
+func (w *Wheel) dispatch(batch []func(), ran *int) {
 	if len(batch) == 0 {
 		return
 	}
 	if w.pool != nil {
 		w.pool.executeAll(batch)
+		*ran = len(batch)
 		return
 	}
 	for _, f := range batch {
@@ -197,6 +202,7 @@ func (w *Wheel) dispatch(batch []func()) {
 			f = recovering(f, w.panicHandler)
 		}
 		w.exec.Execute(f)
+		*ran++
 	}
 }
 

@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,18 +290,14 @@ func (l *Loop) runTimers() int {
 	l.q.Expire(now, func(e *queue.Entry) {
 		t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 		t.batched = true
-		if t.repeat > 0 {
-			l.q.Insert(&t.e, l.after(now, t.repeat))
-		}
 		l.batch = append(l.batch, t)
 	})
 	batch := l.batch
 	ran, i := 0, 0
 	defer func() {
 		for _, t := range batch[i:] {
-			if t.batched { // a panic left it unrun: due again
+			if t.batched { // a panic left it unrun (and not re-armed): due again
 				t.batched = false
-				l.q.Cancel(&t.e) // a repeating timer's next run becomes this one
 				l.q.Insert(&t.e, now)
 			}
 		}
@@ -313,6 +310,12 @@ func (l *Loop) runTimers() int {
 			continue // stopped or restarted by an earlier callback
 		}
 		t.batched = false
+		if t.repeat > 0 {
+			// Re-armed just before its own callback, as libuv's
+			// uv__run_timers does: a timer an earlier callback of this
+			// pass started for the same tick runs before its next run.
+			l.q.Insert(&t.e, l.after(now, t.repeat))
+		}
 		t.sync()
 		ran++
 		t.f()
@@ -336,17 +339,20 @@ func (l *Loop) runPosted() int {
 	work := l.posted
 	l.posted = l.work[:0]
 	l.mu.Unlock()
-	ran := 0
+	i := 0
 	defer func() {
+		if i < len(work) && !l.stopped.Load() {
+			// work[i] panicked: what was posted after it runs first on
+			// the next pass, as Post promised.
+			l.mu.Lock()
+			l.posted = append(slices.Clone(work[i+1:]), l.posted...)
+			l.mu.Unlock()
+		}
 		clear(work)
 		l.work = work[:0]
 	}()
-	for _, f := range work {
-		if l.stopped.Load() {
-			break
-		}
-		ran++
-		f()
+	for ; i < len(work) && !l.stopped.Load(); i++ {
+		work[i]()
 	}
-	return ran
+	return i
 }

@@ -39,18 +39,30 @@
 // by this package) are done with the same error and cause. The CancelFunc
 // is idempotent and releases the wheel timer at once.
 //
-// Two differences remain, both in when memory is released rather than in
-// what a caller observes:
+// Three differences remain, in when things happen rather than in what a
+// caller finally observes:
 //
 //   - When the parent is canceled, the context is canceled at once, but
 //     its wheel timer stays pending until the CancelFunc is called (which
 //     `go vet` insists on) or the deadline passes; package context stops
 //     the timer with the parent.
-//   - Contexts derived from one of these by package context are canceled
+//   - Contexts derived from one of these directly by package context
+//     (context.WithCancel(ctx), WithTimeout, AfterFunc, ...) are canceled
 //     synchronously when the deadline passes or the CancelFunc is called,
 //     but, when it is the parent further up that is canceled, on a
 //     goroutine an instant later: package context offers an outside
 //     Context no synchronous hook into a parent's cancellation.
+//   - Contexts derived through a wrapper that has no AfterFunc method,
+//     such as context.WithValue(ctx, k, v), are watched by package
+//     context with one goroutine each, and are canceled an instant after
+//     this context, with the same error and cause. (Under package
+//     context's own deadlines they are canceled synchronously: its
+//     private types recognise each other through a wrapper; an outside
+//     Context can be recognised only by its AfterFunc method, or by
+//     handing package context an inner context, whose error would then
+//     be Canceled where it must be DeadlineExceeded.) Derive request
+//     values before the deadline (WithTimeout(WithValue(ctx, ...))) where
+//     it matters.
 //
 // # How
 //
