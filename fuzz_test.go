@@ -90,7 +90,7 @@ func checkScheduler(t *testing.T, tick time.Duration, data []byte) {
 		if ns > math.MaxInt64-int64(d) {
 			return math.MaxInt64 / int64(tick)
 		}
-		return (ns + int64(d) + int64(tick) - 1) / int64(tick)
+		return (ns+int64(d)-1)/int64(tick) + 1 // round up without overflow
 	}
 	for step := 0; len(data) >= 3; step++ {
 		op, a, b := data[0]%4, data[1], data[2]
