@@ -270,15 +270,15 @@ func (l *Loop) nowTick() int64 { return int64(l.clock.Since(l.epoch)) / int64(l.
 // falls due: rounded up, never early, saturated at the end of time. Zero
 // or negative means due now.
 func (l *Loop) deadline(d time.Duration) int64 {
-	if d <= 0 {
-		return 0 // the engine reads any past tick as its current one
-	}
 	ns := int64(l.clock.Since(l.epoch))
+	if d <= 0 {
+		return ns / int64(l.tick) // the current tick: after timers already due at it
+	}
 	if ns > math.MaxInt64-int64(d) {
 		return math.MaxInt64 / int64(l.tick)
 	}
 	ns += int64(d)
-	return (ns + int64(l.tick) - 1) / int64(l.tick)
+	return (ns-1)/int64(l.tick) + 1 // round up, without overflow
 }
 
 // runTimers expires the timers due now and runs their callbacks in order.
