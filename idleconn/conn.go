@@ -47,6 +47,35 @@ import (
 // that returns data in the very instant the timer decides to close may
 // lose that race, exactly as bytes arriving at a read deadline may.
 //
+// # Closing without losing data
+//
+// A connection closed for idleness never loses data already written by
+// the application. A plain close(2) could: over TCP, closing a socket
+// whose peer sent bytes the application never read makes the kernel
+// answer with a RST, which discards the written data the peer has not
+// received yet. So when the underlying connection can half-close (it has
+// a CloseWrite method, as *net.TCPConn does), the idle close is done as
+// net/http's server does it: the timer calls CloseWrite, which sends a FIN
+// after the data written; sets a read deadline in the past on the
+// underlying connection, so that a Read in progress (and every later one)
+// returns at once with the idle-close error; and releases the underlying
+// connection for good only a linger delay of 500 ms later (rounded up to
+// the wheel's tick), timed on the same wheel by the connection's own
+// timer. net/http waits the same 500 ms, about a round trip around the
+// planet, for the peer to read the data and the FIN. Connections without
+// CloseWrite, and connections whose CloseWrite fails, are closed at once.
+//
+// From the idle decision on, the Conn behaves as closed: [Conn.Err]
+// reports ErrIdleTimeout, Reads, Writes and deadline changes fail with the
+// idle-close error, and [Conn.Close] returns it too, releasing a lingering
+// connection at once. The downside of this choice is that a connection
+// closed for idleness holds its file descriptor, and its socket buffers,
+// for the linger delay after the close; and that a peer that has not read
+// everything by then may still get a RST and lose the rest, as with
+// net/http (a longer linger would hold every idle-closed socket longer, for
+// peers that are most likely gone). If the wheel is closed during the
+// linger, the underlying connection is released only by Close.
+//
 // The connection is also kept open while it is marked busy ([Conn.SetBusy]).
 // A Conn that is dropped without Close is closed by its timer once idle.
 // On a closed wheel the timer never fires and the connection never idles
@@ -59,9 +88,22 @@ type Conn struct {
 	d     time.Duration
 	epoch time.Time                       // w.Now() when the Conn was made; activity is measured from it
 	last  atomic.Int64                    // nanoseconds from epoch to the last activity
-	state atomic.Int64                    // closedIdle, closedByUser, busy flags and the count of Writes in progress
-	timer atomic.Pointer[timewheel.Timer] // fires at the earliest possible idle deadline
+	state atomic.Int64                    // closedIdle, closedByUser, busy, released flags and the count of Writes in progress
+	timer atomic.Pointer[timewheel.Timer] // fires at the earliest possible idle deadline, then at the end of the linger
 }
+
+// linger is how long the underlying connection stays open, half-closed,
+// after an idle close, for the peer to read what was written and the FIN
+// before the full close, whose RST would discard it: net/http's
+// rstAvoidanceDelay, chosen as "latency around the planet".
+const linger = 500 * time.Millisecond
+
+// closeWriter is a connection that can half-close, as *net.TCPConn can.
+type closeWriter interface{ CloseWrite() error }
+
+// aLongTimeAgo is a read deadline in the past: setting it wakes a Read in
+// progress at once, and makes every later one fail.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // state bits: the low bits are flags, the middle ones count Writes in
 // progress, and the high ones count Writes ended, so that the timer can
@@ -71,10 +113,13 @@ const (
 	closedIdle   = 1 << 0  // closed by the timer
 	closedByUser = 1 << 1  // closed by Close
 	busy         = 1 << 2  // SetBusy(true)
-	writing      = 1 << 3  // one Write in progress
+	released     = 1 << 3  // the underlying connection has been closed, or is being closed
+	writing      = 1 << 4  // one Write in progress
 	wrote        = 1 << 32 // one Write ended
 
-	closed = closedIdle | closedByUser
+	closed  = closedIdle | closedByUser
+	writes  = wrote - writing // the count of Writes in progress
+	waiting = busy | writes   // what makes the timer wait instead of closing
 )
 
 // NewConn returns c wrapped so that it is closed after being idle for d,
@@ -121,7 +166,9 @@ func (c *Conn) touch() {
 // idle for the whole timeout, and otherwise re-arms the timer for the time
 // that remains. Closing is one compare-and-swap of the state read before
 // the last activity: it fails, and the decision is taken again, if a
-// Write started or ended meanwhile.
+// Write started or ended meanwhile. After an idle close that lingers, the
+// timer fires once more, at the end of the linger, to release the
+// underlying connection.
 func (c *Conn) expire() {
 	t := c.timer.Load()
 	for t == nil { // fired before newConn stored it: only for a timeout of a tick or less
@@ -131,6 +178,9 @@ func (c *Conn) expire() {
 	for {
 		s := c.state.Load() // before last: a Write that ends after this changes the state
 		if s&closed != 0 {
+			if s&closedIdle != 0 {
+				c.release() // the end of the linger
+			}
 			return // closed meanwhile
 		}
 		idle := time.Duration(c.since() - c.last.Load())
@@ -138,14 +188,41 @@ func (c *Conn) expire() {
 			t.Reset(c.d - idle)
 			return
 		}
-		if s&(wrote-1) != 0 { // busy, or a Write in progress: look again later
+		if s&waiting != 0 { // busy, or a Write in progress: look again later
 			t.Reset(c.d)
 			return
 		}
 		if c.state.CompareAndSwap(s, s|closedIdle) {
-			c.nc.Close()
+			c.closeIdle(t)
 			return
 		}
+	}
+}
+
+// closeIdle closes the connection after the idle decision, t being its
+// timer: with a half-close and a linger if the underlying connection can
+// half-close, at once otherwise.
+func (c *Conn) closeIdle(t *timewheel.Timer) {
+	cw, ok := c.nc.(closeWriter)
+	if !ok || cw.CloseWrite() != nil {
+		c.release()
+		return
+	}
+	c.nc.SetReadDeadline(aLongTimeAgo) // wakes a Read in progress
+	t.Reset(linger)
+	switch {
+	case c.w.Err() != nil: // the wheel is closed: the timer will not fire
+		c.release()
+	case c.state.Load()&released != 0: // Close released it meanwhile
+		t.Stop()
+	}
+}
+
+// release closes the underlying connection, once: after an idle close
+// either the end of the linger or Close may do it, whichever comes first.
+func (c *Conn) release() {
+	if c.state.Or(released)&released == 0 {
+		c.nc.Close()
 	}
 }
 
@@ -243,16 +320,21 @@ func (c *Conn) SetBusy(b bool) {
 // Close closes the connection and stops its idle timer. Closing a
 // connection that is already closed, by Close or for idleness, returns a
 // *net.OpError matching net.ErrClosed (and ErrIdleTimeout after an idle
-// close), as net's own connections do. Close does not wait for Reads and
-// Writes in progress; they fail, as with any net.Conn. The complexity is
-// O(1).
+// close), as net's own connections do; after an idle close that still
+// lingers, it also releases the underlying connection at once. Close does
+// not wait for Reads and Writes in progress; they fail, as with any
+// net.Conn. The complexity is O(1).
 func (c *Conn) Close() error {
 	for {
 		s := c.state.Load()
 		if s&closed != 0 {
+			if s&released == 0 { // lingering after an idle close
+				c.release() // before Stop: see closeIdle
+				c.timer.Load().Stop()
+			}
 			return c.opError("close")
 		}
-		if c.state.CompareAndSwap(s, s|closedByUser) {
+		if c.state.CompareAndSwap(s, s|closedByUser|released) {
 			break
 		}
 	}
@@ -291,20 +373,40 @@ func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
 func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
 
 // SetDeadline sets the read and write deadlines of the underlying
-// connection. They are independent of the idle timeout.
-func (c *Conn) SetDeadline(t time.Time) error { return c.nc.SetDeadline(t) }
+// connection. They are independent of the idle timeout. On a closed
+// connection it returns a *net.OpError matching net.ErrClosed (and
+// ErrIdleTimeout after an idle close): a connection that lingers after an
+// idle close keeps the past read deadline that ends its Reads.
+func (c *Conn) SetDeadline(t time.Time) error {
+	if c.state.Load()&closed != 0 {
+		return c.opError("set")
+	}
+	return c.nc.SetDeadline(t)
+}
 
-// SetReadDeadline sets the read deadline of the underlying connection.
-func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+// SetReadDeadline sets the read deadline of the underlying connection. On
+// a closed connection it fails as SetDeadline does.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	if c.state.Load()&closed != 0 {
+		return c.opError("set")
+	}
+	return c.nc.SetReadDeadline(t)
+}
 
 // SetWriteDeadline sets the write deadline of the underlying connection.
-func (c *Conn) SetWriteDeadline(t time.Time) error { return c.nc.SetWriteDeadline(t) }
+// On a closed connection it fails as SetDeadline does.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	if c.state.Load()&closed != 0 {
+		return c.opError("set")
+	}
+	return c.nc.SetWriteDeadline(t)
+}
 
 // CloseWrite shuts down the writing side of the underlying connection if
 // it supports that (as *net.TCPConn does); net/http uses it for a graceful
 // close. It does not close the Conn.
 func (c *Conn) CloseWrite() error {
-	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+	if cw, ok := c.nc.(closeWriter); ok {
 		return cw.CloseWrite()
 	}
 	return &net.OpError{Op: "close", Net: c.network(), Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: errNoCloseWrite}
