@@ -287,6 +287,8 @@ func TestBadInput(t *testing.T) {
 		{"f", "CRON_TZ=Mars/Olympus_Mons 0 9 * * *", nil, cron.ErrZone, `cron: unknown time zone "Mars/Olympus_Mons": unknown time zone Mars/Olympus_Mons (job "f")`},
 		{"g", "CRON_TZ=Europe/Berlin 0 9 * * *", []cron.JobOption{cron.InZone("Asia/Tokyo")}, cron.ErrSpec, `cron: invalid spec "CRON_TZ=Europe/Berlin 0 9 * * *": it names time zone "Europe/Berlin" and another zone was given (job "g")`},
 		{"h", "0 0 30 2 *", nil, cron.ErrNever, `cron: schedule never fires (job "h")`},
+		{"i", "CRON_TZ=UTC TZ=Asia/Tokyo 0 9 * * *", nil, cron.ErrSpec, `cron: invalid spec "CRON_TZ=UTC TZ=Asia/Tokyo 0 9 * * *": it names a time zone twice (job "i")`},
+		{"j", "CRON_TZ=UTC TZ=UTC", nil, cron.ErrSpec, `cron: invalid spec "CRON_TZ=UTC TZ=UTC": it names a time zone twice (job "j")`},
 	} {
 		_, err := f.s.Add(tc.name, tc.spec, nop, tc.opts...)
 		if !errors.Is(err, tc.err) || err.Error() != tc.msg {

@@ -35,10 +35,10 @@
 // the change (2:30 on a night that jumps from 2:00 to 3:00 runs at 3:00);
 // at a time that the autumn change repeats, it runs once, the first time
 // (1:30 on a night that goes from 2:00 back to 1:00 runs at the first
-// 1:30). A job with '*' in its seconds, minutes or hours ("*/15 * * * *",
-// @hourly) runs on real time instead: every 15 minutes stays every 15
-// minutes across the change, through the skipped hour and twice through
-// the repeated one.
+// 1:30). A job whose seconds, minutes or hours field starts with '*'
+// ("*/15 * * * *", "0 */2 * * *", "*/15 1 * * *", @hourly) runs on real
+// time instead: every 15 minutes stays every 15 minutes across the change,
+// through the skipped hour and twice through the repeated one.
 //
 // # Running jobs
 //

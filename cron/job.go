@@ -126,7 +126,22 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 }
 
 // runs runs the job at at, then any runs queued meanwhile, one by one.
+// If a run does not return, because the panic handler panicked or the job
+// called runtime.Goexit, the unwinding still ends the run: it is counted,
+// the job and the scheduler no longer count it as running, and its queued
+// runs are dropped, so that the job's later runs go on and Stop does not
+// wait for it.
 func (s *Scheduler) runs(j *Job, at time.Time) {
+	returned := false
+	defer func() {
+		if !returned {
+			s.mu.Lock()
+			j.stats.Runs++
+			j.queue = nil
+			s.doneLocked(j)
+			s.mu.Unlock()
+		}
+	}()
 	for {
 		s.call(j, at)
 		s.mu.Lock()
@@ -137,13 +152,19 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 			s.mu.Unlock()
 			continue
 		}
-		j.running--
-		s.running--
-		if s.running == 0 {
-			s.idle.Broadcast()
-		}
+		s.doneLocked(j)
 		s.mu.Unlock()
+		returned = true
 		return
+	}
+}
+
+// doneLocked counts a run of j as ended.
+func (s *Scheduler) doneLocked(j *Job) {
+	j.running--
+	s.running--
+	if s.running == 0 {
+		s.idle.Broadcast()
 	}
 }
 

@@ -47,7 +47,10 @@ func WithInline() Option {
 // WithPanicHandler sets what is called with a job's name and the value of
 // its panic, after it is recovered (default: the standard logger prints it
 // with a stack trace). The job's later runs, and the other jobs, go on.
-// WithPanicHandler panics if h is nil.
+// A handler that panics itself (say, to fail a test on the wheel's
+// executor, with WithInline) ends the run with its panic; the run is
+// counted as ended all the same, the runs of the job queued behind it are
+// dropped, and its later runs go on. WithPanicHandler panics if h is nil.
 func WithPanicHandler(h func(job string, v any)) Option {
 	if h == nil {
 		panic("cron: WithPanicHandler: nil handler")

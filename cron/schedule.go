@@ -34,7 +34,9 @@ var ErrZone = errors.New("cron: unknown time zone")
 var parser = rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour |
 	rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
 
-// starBit is robfig/cron's mark, in a field's bits, of a '*' in that field.
+// starBit is robfig/cron's mark, in a field's bits, of a '*' in that
+// field. robfig clears it for a step over 1 ("*/15"), so it tells
+// descriptors apart (@hourly has it in its hours) but not expressions.
 const starBit = 1 << 63
 
 // Parse returns the schedule of a cron expression, read by robfig/cron/v3's
@@ -46,7 +48,7 @@ const starBit = 1 << 63
 //   - descriptors: @yearly, @monthly, @weekly, @daily, @hourly and
 //     "@every <duration>";
 //   - a leading "CRON_TZ=<zone>" or "TZ=<zone>", which sets the zone in
-//     place of loc; naming a zone both ways is an error.
+//     place of loc; naming a zone both ways, or twice, is an error.
 //
 // The schedule handles daylight-saving changes as cron does (see the
 // package documentation). Parse returns an error wrapping ErrSpec for an
@@ -65,11 +67,45 @@ func Parse(spec string, loc *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.Local
 	}
+	if strings.HasPrefix(rest, "CRON_TZ=") || strings.HasPrefix(rest, "TZ=") {
+		// robfig's parser would take the second zone, or panic on a
+		// prefix with nothing after it.
+		return nil, fmt.Errorf("%w %q: it names a time zone twice", ErrSpec, spec)
+	}
 	s, err := parser.Parse(rest)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
 	}
-	return inZone(s, loc), nil
+	return inZone(s, loc, realTime(rest, s)), nil
+}
+
+// realTime reports whether the parsed spec runs on real time: whether its
+// seconds, minutes or hours field starts with '*' (or '?', robfig's
+// synonym), as Vixie cron decides by MIN_STAR and HR_STAR, so that
+// "*/15 1 * * *" and "0 */2 * * *" count as well as "* * * * *". The
+// field text decides, since robfig's star bit is lost with a step; for a
+// descriptor, which has no text to read, the bits do (@hourly).
+func realTime(spec string, s rcron.Schedule) bool {
+	sp, ok := s.(*rcron.SpecSchedule)
+	if !ok {
+		return false
+	}
+	spec = strings.TrimSpace(spec) // Parse took off any CRON_TZ=
+	if strings.HasPrefix(spec, "@") {
+		return (sp.Second|sp.Minute|sp.Hour)&starBit != 0
+	}
+	fields := strings.Fields(spec)
+	if len(fields) == 5 { // no seconds field: robfig's is "0"
+		fields = fields[:2]
+	} else {
+		fields = fields[:3]
+	}
+	for _, f := range fields {
+		if f[0] == '*' || f[0] == '?' {
+			return true
+		}
+	}
+	return false
 }
 
 // splitZone splits a leading CRON_TZ= or TZ= off spec.
@@ -95,16 +131,17 @@ func loadZone(name string) (*time.Location, error) {
 
 // inZone gives a parsed schedule its zone and cron's daylight-saving
 // rules. A spec at fixed hours and minutes runs on the wall clock
-// (wallSchedule); one with '*' in its seconds, minutes or hours, like
-// @hourly, runs on real time, as robfig/cron computes it.
-func inZone(s rcron.Schedule, loc *time.Location) Schedule {
+// (wallSchedule); a real-time one, whose seconds, minutes or hours field
+// starts with '*' (see realTime), runs on real time, as robfig/cron
+// computes it.
+func inZone(s rcron.Schedule, loc *time.Location, realTime bool) Schedule {
 	spec, ok := s.(*rcron.SpecSchedule)
 	if !ok {
 		return s // @every: a constant delay, untouched by zones
 	}
 	sp := *spec
 	sp.Location = loc
-	if (sp.Second|sp.Minute|sp.Hour)&starBit != 0 {
+	if realTime {
 		return &sp
 	}
 	sp.Location = time.UTC // the wall clock, with no transitions

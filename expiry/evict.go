@@ -1,5 +1,7 @@
 package expiry
 
+import "slices"
+
 // event is one eviction callback waiting to be delivered.
 type event[K comparable, V any] struct {
 	key K
@@ -40,23 +42,56 @@ func (m *Map[K, V]) deliver(kick bool) {
 }
 
 // deliverAll runs queued callbacks, batch by batch, until none is left.
+// If a panic handler panics (or a callback calls runtime.Goexit), the
+// panic goes on to deliverAll's caller, but delivery is handed back first:
+// the callbacks not yet run go back to the front of the queue, and
+// delivering is cleared, so that the next eviction delivers them and
+// Flush and Close do not wait for ever.
 func (m *Map[K, V]) deliverAll() {
 	var batch []event[K, V]
+	next := 0 // batch[next:] have not been run
+	done := false
+	defer func() {
+		if !done {
+			m.abandon(batch[next:])
+		}
+	}()
 	for {
 		m.mu.Lock()
 		clear(batch)
 		batch, m.events = m.events, batch[:0]
+		next = 0
 		if len(batch) == 0 {
 			m.delivering = false
 			m.idle.Broadcast()
 			m.mu.Unlock()
+			done = true
 			return
 		}
 		m.mu.Unlock()
-		for _, ev := range batch {
-			m.call(ev)
+		for next < len(batch) {
+			next++
+			m.call(batch[next-1])
 		}
 	}
+}
+
+// abandon ends a delivery that a panic cuts short: rest, the callbacks of
+// its batch not yet run, are queued again ahead of the others. Without
+// WithInlineCallbacks a new delivery goroutine takes them over; inline,
+// they wait for the next goroutine that makes an entry leave.
+func (m *Map[K, V]) abandon(rest []event[K, V]) {
+	m.mu.Lock()
+	if len(rest) > 0 {
+		m.events = slices.Concat(rest, m.events)
+	}
+	m.delivering = false
+	kick := !m.inline && m.kickLocked()
+	if !kick {
+		m.idle.Broadcast()
+	}
+	m.mu.Unlock()
+	m.deliver(kick)
 }
 
 // call runs one callback, recovering a panic for the panic handler.

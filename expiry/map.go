@@ -219,8 +219,11 @@ func (m *Map[K, V]) Len() int {
 // All returns an iterator over the live entries as they are at the call:
 // it copies them, so the loop may use the map freely. Entries come in
 // bucket order, that is in deadline order to within the granularity, and
-// within one bucket in the order they were set or touched. The complexity
-// is O(n + B log B) in time and O(n) in memory.
+// within one bucket in the order they entered it: a Set or Touch that
+// moves an entry's deadline to another bucket puts it last in that one,
+// but one that leaves the deadline in the same bucket leaves the entry
+// where it was. The complexity is O(n + B log B) in time and O(n) in
+// memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
 		type kv struct {

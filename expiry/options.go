@@ -82,7 +82,12 @@ func WithInlineCallbacks() Option {
 // WithPanicHandler sets what is called with the value of a panicking
 // eviction callback, after it is recovered (default: the standard logger
 // prints it with a stack trace). Delivery goes on with the next callback.
-// WithPanicHandler panics if h is nil.
+// A handler that panics itself (say, to fail a test at the caller, with
+// WithInlineCallbacks) ends that delivery with its panic, and the map goes
+// on working: the callbacks not yet delivered come first in the next
+// delivery, which starts when the next entry leaves (at once, on a new
+// goroutine, without WithInlineCallbacks). WithPanicHandler panics if h
+// is nil.
 func WithPanicHandler(h func(any)) Option {
 	if h == nil {
 		panic("expiry: WithPanicHandler: nil handler")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/timewheel/timewheel/internal/snapshot"
@@ -41,12 +42,21 @@ type snapHeader struct {
 type snapEntry[K comparable, V any] struct {
 	Key      K
 	Value    V
-	Deadline int64 // wall clock, Unix ns
+	Deadline int64 // wall clock, Unix ns; farDeadline past 2262
 	TTL      int64 // ns, what Touch renews
 }
 
 // snapChunk is how many entries go in one gob value.
 const snapChunk = 1024
+
+// farDeadline is the Deadline written for a deadline that Unix nanoseconds
+// cannot hold, past 2262-04-11, such as that of a TTL of math.MaxInt64.
+// Restore reads it as the latest deadline a map holds, the one Set gives a
+// TTL that reaches past the end of time: still far, not expired.
+const farDeadline = math.MaxInt64
+
+// farWall is the last time that Unix nanoseconds can hold.
+var farWall = time.Unix(0, farDeadline)
 
 // Snapshot writes the live entries, with their deadlines, to w, so that
 // Restore can read them back after a restart. It returns an error if w
@@ -60,7 +70,9 @@ const snapChunk = 1024
 //	body     an encoding/gob stream: a header {Saved, Count int64/int}
 //	         then Count entries {Key K, Value V, Deadline, TTL int64}
 //	         in slices of at most 1024; Saved and Deadline are wall-clock
-//	         Unix nanoseconds, TTL is nanoseconds
+//	         Unix nanoseconds, TTL is nanoseconds; a Deadline past the
+//	         range of Unix nanoseconds (2262) is written as the largest
+//	         int64, which Restore reads as far in the future
 //	checksum 4 bytes  big-endian CRC-32C (Castagnoli) of all the above
 //
 // Entries come in bucket order, as from All.
@@ -94,7 +106,10 @@ func (m *Map[K, V]) records() []snapEntry[K, V] {
 	for _, b := range m.sortedBucketsLocked() {
 		for e := b.head; e != nil; e = e.next {
 			if e.deadline > now {
-				at := m.epoch.Add(time.Duration(e.deadline)).UnixNano()
+				at := int64(farDeadline)
+				if t := m.epoch.Add(time.Duration(e.deadline)); t.Before(farWall) {
+					at = t.UnixNano()
+				}
 				recs = append(recs, snapEntry[K, V]{e.key, e.val, at, int64(e.ttl)})
 			}
 		}
@@ -104,10 +119,11 @@ func (m *Map[K, V]) records() []snapEntry[K, V] {
 
 // Restore reads a snapshot written by Snapshot and sets its entries, each
 // with the deadline it had, replacing the values of keys already present
-// (Reason Replaced). Entries whose deadline has passed by the wheel's
-// clock, say while the process was down, are not set: they are evicted at
-// once with Reason Expired. With a capacity, entries beyond it are evicted
-// as Set would.
+// (Reason Replaced); an entry written with a deadline past 2262 gets the
+// latest deadline the map holds, as a TTL of math.MaxInt64 would. Entries
+// whose deadline has passed by the wheel's clock, say while the process
+// was down, are not set: they are evicted at once with Reason Expired.
+// With a capacity, entries beyond it are evicted as Set would.
 //
 // Restore reads the whole input before it changes anything: for input that
 // is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
@@ -127,12 +143,16 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 		return ErrClosed
 	}
 	for _, rec := range recs {
-		left := time.Unix(0, rec.Deadline).Sub(nowWall)
-		if left <= 0 {
-			m.queueLocked(rec.Key, rec.Value, Expired)
-			continue
+		deadline := int64(math.MaxInt64) // as addSat saturates
+		if rec.Deadline != farDeadline {
+			left := time.Unix(0, rec.Deadline).Sub(nowWall)
+			if left <= 0 {
+				m.queueLocked(rec.Key, rec.Value, Expired)
+				continue
+			}
+			deadline = addSat(now, int64(left))
 		}
-		m.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), addSat(now, int64(left)), now)
+		m.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), deadline, now)
 	}
 	kick := m.kickLocked()
 	m.mu.Unlock()
