@@ -125,3 +125,25 @@ func TestWheelNextWakeIsCheap(t *testing.T) {
 	}
 	t.Fatalf("NextWake = %d after three cascades, want 300001", wake)
 }
+
+// TestCancelledBurstKeepsNoHints cascades a burst into one level-0 slot,
+// which keeps hints to warm it before it fires, and cancels the whole
+// burst: the hints must go with it, or they would pin the cancelled
+// entries and grow with every such burst. Verify checks it.
+func TestCancelledBurstKeepsNoHints(t *testing.T) {
+	w := queue.NewWheel()
+	for round := range 3 {
+		base := int64(round+1) * 4096
+		entries := make([]*queue.Entry, 1000)
+		for i := range entries {
+			entries[i] = w.Schedule(base + 100) // level 1 from here
+		}
+		w.Expire(base+64, func(*queue.Entry) { t.Fatal("fired early") }) // cascades them to level 0
+		for _, e := range entries {
+			w.Cancel(e)
+		}
+		if err := w.Verify(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}

@@ -191,6 +191,9 @@ func (w *Wheel) remove(e *Entry) {
 	}
 	if l.slots[i].empty() {
 		l.occupied &^= 1 << i
+		if k == 0 {
+			w.dropHints(i) // else they would pin cancelled entries until the slot next fires
+		}
 	}
 }
 
@@ -357,8 +360,13 @@ func (w *Wheel) warmHints(i int) {
 		}
 		w.warmSum += sum
 	}
-	clear(chains)
-	w.hints[i], w.hintN[i] = chains[:0], 0
+	w.dropHints(i)
+}
+
+// dropHints forgets the hints of level-0 slot i.
+func (w *Wheel) dropHints(i int) {
+	clear(w.hints[i])
+	w.hints[i], w.hintN[i] = w.hints[i][:0], 0
 }
 
 // fireDue fires the entries in the due list. Entries fire may add to the
@@ -433,6 +441,11 @@ func (w *Wheel) Verify() error {
 	}
 	if count != w.n {
 		return fmt.Errorf("Len is %d, but %d entries are linked", w.n, count)
+	}
+	for i := range w.hints {
+		if w.levels[0].slots[i].empty() && (len(w.hints[i]) > 0 || w.hintN[i] != 0) {
+			return fmt.Errorf("level 0 slot %d is empty but keeps %d hints", i, len(w.hints[i]))
+		}
 	}
 	return w.verifyNext()
 }
