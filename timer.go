@@ -13,7 +13,10 @@ import (
 //
 // Stop and Reset follow package time's Go 1.23 semantics: once either has
 // returned, no value sent for an earlier deadline can be received from C,
-// and they return true when that value had not been received yet.
+// and they return true when that value had not been received yet. One
+// difference remains: C has a buffer of one, as before Go 1.23, where Go
+// 1.23's timer channels report a capacity and length of zero; so len(C)
+// shows a value waiting to be received.
 //
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
 // AfterFunc timer; a channel timer adds its channel.
