@@ -80,12 +80,13 @@ type LinuxTimer struct {
 }
 
 // LinuxSlack is the lateness a [Linux] wheel declares for a timer
-// scheduled at tick at and due at tick when: 8/63 of its delay, rounded
-// down, which is zero below 63 ticks.
+// scheduled at tick at and due at tick when: none below a delay of 63
+// ticks, where level 0's granules are one tick, and 8/63 of the delay,
+// rounded down, from 63 ticks on.
 func LinuxSlack(at, when int64) int64 {
 	d := when - at
-	if d <= 0 {
-		return 0
+	if d < 63 {
+		return 0 // level 0: one-tick granules, exact
 	}
 	return d/63*8 + d%63*8/63
 }

@@ -38,7 +38,12 @@ type Queue[H comparable] interface {
 	// Expire moves the queue's current tick forward to now and calls fire
 	// for every timer due by then, in order, removing each before its call.
 	// It returns the number of timers fired. A now before the current tick
-	// leaves the queue unchanged. fire must not call Expire.
+	// leaves the queue unchanged. fire must not call Expire; it may
+	// schedule, cancel and reschedule. A timer fire schedules at or before
+	// now may fire later in the same call or wait for the next one, as the
+	// implementation finds cheaper, and so may come after timers due later
+	// that were pending before the call; it is never lost and never fires
+	// early.
 	Expire(now int64, fire func(H)) int
 	// Next returns the earliest deadline among pending timers and false if
 	// none is pending. A deadline at or before the current tick is reported

@@ -50,6 +50,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if *budget <= 0 {
+		return options{}, fmt.Errorf("-budget: %v is not a positive duration", *budget)
+	}
 	o := options{out: *out, json: *asJSON, budget: workload.DefaultBudget(), sizes: slices.Clone(defaultSizes)}
 	o.budget.Cell = *budget
 	if *full {
@@ -77,8 +80,8 @@ func parseSizes(s string) ([]int, error) {
 	var sizes []int
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || v < 1 || v > 1e9 || v != float64(int(v)) {
-			return nil, fmt.Errorf("-sizes: %q is not a number of timers from 1 to 1e9", f)
+		if err != nil || v < 1 || v > 1e8 || v != float64(int(v)) {
+			return nil, fmt.Errorf("-sizes: %q is not a number of timers from 1 to 1e8", f)
 		}
 		if !slices.Contains(sizes, int(v)) {
 			sizes = append(sizes, int(v))

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+// TestBadBudget: a zero or negative -budget is an error naming the value,
+// not a run that reports every cell over budget.
+func TestBadBudget(t *testing.T) {
+	for _, v := range []string{"-1s", "0"} {
+		_, err := parseOptions([]string{"-budget", v}, io.Discard)
+		if err == nil {
+			t.Errorf("-budget %s: accepted, want an error naming it", v)
+		} else if !strings.Contains(err.Error(), v) {
+			t.Errorf("-budget %s: error %q does not name the value", v, err)
+		}
+	}
+}
+
+// TestBadValuesNamed checks that every rejected value is named in the
+// error (TestBadFlags checks only that there is an error).
+func TestBadValuesNamed(t *testing.T) {
+	for _, tc := range []struct{ flag, value, named string }{
+		{"-sizes", "abc", "abc"},
+		{"-sizes", "0", "0"},
+		{"-sizes", "1e3,2.5", "2.5"},
+		{"-sizes", "1e10", "1e10"},
+		{"-only", "nosuch", "nosuch"},
+		{"-only", "heap,", `""`},
+		{"-workloads", "nosuch", "nosuch"},
+	} {
+		_, err := parseOptions([]string{tc.flag, tc.value}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.named) {
+			t.Errorf("%s %q: error %v, want one naming %s", tc.flag, tc.value, err, tc.named)
+		}
+	}
+}
