@@ -58,7 +58,9 @@ func (w *Wheel) NewTimer(d time.Duration) *Timer {
 }
 
 // After waits for the duration to elapse and then sends the current time
-// on the returned channel. It is NewTimer(d).C.
+// on the returned channel. It is NewTimer(d).C. On a closed wheel nothing
+// is ever sent: a receive that must end selects on another channel too,
+// as with any timer that may be stopped.
 func (w *Wheel) After(d time.Duration) <-chan time.Time {
 	return w.NewTimer(d).C
 }
