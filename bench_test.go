@@ -367,9 +367,12 @@ func BenchmarkStopEarliest(b *testing.B) {
 //     needs (package time's runtime timers read the same clock);
 //   - op=lock: an uncontended mutex, locked and unlocked;
 //   - op=alloc: a 48-byte allocation, the size of an AfterFunc Timer;
-//   - op=list: DESIGN.md's floor, no lock and no clock: unlink a random
-//     one of n entries from an intrusive doubly linked list and append it
-//     to one of 64 lists, the least any O(1) timer structure does;
+//   - op=list-churn: DESIGN.md's floor for W1, no lock and no clock:
+//     unlink a random one of n entries of 24 bytes from an intrusive
+//     doubly linked list and append a newly allocated one to one of 64
+//     lists, the least any O(1) timer structure does per start + stop;
+//   - op=list-move: the floor for W2: unlink a random one and append it
+//     again, allocating nothing;
 //   - op=time-reset: (*time.Timer).Reset of one timer, package time's
 //     cheapest operation, for comparison.
 func BenchmarkFloor(b *testing.B) {
@@ -396,30 +399,43 @@ func BenchmarkFloor(b *testing.B) {
 		}
 		sink += keep[0]
 	})
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("op=list/n=%.0e", float64(n)), func(b *testing.B) {
-			type node struct{ prev, next *node }
-			var heads [64]node
-			for i := range heads {
-				heads[i].prev, heads[i].next = &heads[i], &heads[i]
-			}
-			push := func(h, e *node) {
-				e.prev, e.next = h.prev, h
-				h.prev.next = e
-				h.prev = e
-			}
-			r := rng(n)
-			nodes := make([]*node, n)
-			for i := range nodes {
-				nodes[i] = new(node)
-				push(&heads[r.next()%64], nodes[i])
-			}
-			for b.Loop() {
-				e := nodes[r.next()%uint64(n)]
-				e.prev.next, e.next.prev = e.next, e.prev
-				push(&heads[r.next()%64], e)
-			}
-		})
+	for _, op := range []string{"list-churn", "list-move"} {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("op=%s/n=%.0e", op, float64(n)), func(b *testing.B) {
+				type node struct {
+					prev, next *node
+					when       int64 // the size of a queue.Entry
+				}
+				var heads [64]node
+				for i := range heads {
+					heads[i].prev, heads[i].next = &heads[i], &heads[i]
+				}
+				push := func(h, e *node) {
+					e.prev, e.next = h.prev, h
+					h.prev.next = e
+					h.prev = e
+				}
+				r := rng(n)
+				nodes := make([]*node, n)
+				for i := range nodes {
+					nodes[i] = new(node)
+					push(&heads[r.next()%64], nodes[i])
+				}
+				churn := op == "list-churn"
+				b.ReportAllocs()
+				for b.Loop() {
+					i := r.next() % uint64(n)
+					e := nodes[i]
+					e.prev.next, e.next.prev = e.next, e.prev
+					if churn {
+						e.prev, e.next = nil, nil
+						e = new(node)
+						nodes[i] = e
+					}
+					push(&heads[r.next()%64], e)
+				}
+			})
+		}
 	}
 	b.Run("op=time-reset", func(b *testing.B) {
 		t := time.AfterFunc(time.Hour, noop)
