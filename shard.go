@@ -171,18 +171,26 @@ func (s *shard) fire() {
 // recoverFire runs, with mu not held, as a callback's panic leaves fire:
 // it keeps rest, the callbacks of the batch after the one that panicked,
 // to be dispatched first by the next fire, which it sets the driver for,
-// and lets the shard fire again.
+// and lets the shard fire again. Close counts kept callbacks as
+// discarded.
 func (s *shard) recoverFire(rest []func(), now int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.firing = false
 	s.idle.Broadcast()
-	if len(rest) == 0 || s.closed {
+	if s.closed {
 		return
 	}
-	s.batch = append(rest[:0:0], rest...)
-	if now < s.armed {
-		s.armLocked(now) // due already: the clock calls it when it next moves
+	if len(rest) > 0 {
+		s.batch = append(rest[:0:0], rest...)
+	}
+	if len(rest) > 0 || s.again {
+		// Kept callbacks, or a driver call that found this one firing and
+		// only asked it to go round again: the driver has fired and is not
+		// pending, whatever armed says. Set it for now, when the clock
+		// next moves.
+		s.again = false
+		s.armLocked(now)
 	}
 }
 
@@ -214,4 +222,8 @@ func (s *shard) close() {
 	for s.firing {
 		s.idle.Wait()
 	}
+	// Callbacks kept after a panic (see recoverFire) never run now.
+	s.discarded += len(s.batch)
+	clear(s.batch)
+	s.batch = s.batch[:0]
 }

@@ -381,7 +381,8 @@ func (c *Conn) SetDeadline(t time.Time) error {
 	if c.state.Load()&closed != 0 {
 		return c.opError("set")
 	}
-	return c.nc.SetDeadline(t)
+	err := c.nc.SetDeadline(t)
+	return c.keepIdleDeadline("set", err)
 }
 
 // SetReadDeadline sets the read deadline of the underlying connection. On
@@ -390,7 +391,21 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	if c.state.Load()&closed != 0 {
 		return c.opError("set")
 	}
-	return c.nc.SetReadDeadline(t)
+	err := c.nc.SetReadDeadline(t)
+	return c.keepIdleDeadline("set", err)
+}
+
+// keepIdleDeadline runs after a read deadline was set on the underlying
+// connection: if the idle close came in meanwhile, the caller's deadline
+// may have replaced the past one that ends Reads, so it is put back, and
+// the call fails as on a closed connection. closeIdle marks the state
+// before it sets its deadline, so one of the two sets it last.
+func (c *Conn) keepIdleDeadline(op string, err error) error {
+	if c.state.Load()&closedIdle == 0 {
+		return err
+	}
+	c.nc.SetReadDeadline(aLongTimeAgo)
+	return c.opError(op)
 }
 
 // SetWriteDeadline sets the write deadline of the underlying connection.
