@@ -37,3 +37,11 @@ func TestBadValuesNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingToMeasure: a choice of contenders and workloads that measures
+// nothing is an error, not an empty report that exits 0.
+func TestNothingToMeasure(t *testing.T) {
+	if err := run([]string{"-only", "time", "-workloads", "far", "-out", ""}, io.Discard, io.Discard); err != errNothing {
+		t.Fatalf("-only time -workloads far: %v, want %v", err, errNothing)
+	}
+}

@@ -48,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	machine := report.ThisMachine()
 	fmt.Fprintf(stderr, "timerlab: %s\n", machine)
 	cfg := workload.Config{Contenders: o.contenders, Kinds: o.kinds, Sizes: o.sizes, Budget: o.budget, Seed: 1}
+	if workload.Cells(cfg) == 0 {
+		return errNothing
+	}
 	bar := progressbar.NewOptions(workload.Cells(cfg),
 		progressbar.OptionSetWriter(stderr),
 		progressbar.OptionSetWidth(30),

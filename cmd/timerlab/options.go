@@ -24,6 +24,10 @@ type options struct {
 
 var errHelp = errors.New("help requested")
 
+// errNothing is returned when no contender asked for runs any workload
+// asked for (package time has no far or expire workload, say).
+var errNothing = errors.New("nothing to measure: none of the -only contenders runs any of the -workloads")
+
 // defaultSizes are the sizes of a run without -sizes; -full adds 1e7.
 var defaultSizes = []int{1e2, 1e3, 1e4, 1e5, 1e6}
 
