@@ -38,7 +38,9 @@
 // 1:30). A job whose seconds, minutes or hours field starts with '*'
 // ("*/15 * * * *", "0 */2 * * *", "*/15 1 * * *", @hourly) runs on real
 // time instead: every 15 minutes stays every 15 minutes across the change,
-// through the skipped hour and twice through the repeated one.
+// through the skipped hour and twice through the repeated one; it runs at
+// every instant whose wall clock the spec names, also where clocks move
+// by half an hour (Lord Howe) or skip midnight (Havana, Santiago).
 //
 // # Running jobs
 //

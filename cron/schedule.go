@@ -132,20 +132,59 @@ func loadZone(name string) (*time.Location, error) {
 // inZone gives a parsed schedule its zone and cron's daylight-saving
 // rules. A spec at fixed hours and minutes runs on the wall clock
 // (wallSchedule); a real-time one, whose seconds, minutes or hours field
-// starts with '*' (see realTime), runs on real time, as robfig/cron
-// computes it.
+// starts with '*' (see realTime), runs on real time (realSchedule).
 func inZone(s rcron.Schedule, loc *time.Location, realTime bool) Schedule {
 	spec, ok := s.(*rcron.SpecSchedule)
 	if !ok {
 		return s // @every: a constant delay, untouched by zones
 	}
 	sp := *spec
-	sp.Location = loc
-	if realTime {
-		return &sp
-	}
 	sp.Location = time.UTC // the wall clock, with no transitions
+	if realTime {
+		return &realSchedule{spec: sp, loc: loc}
+	}
 	return &wallSchedule{spec: sp, loc: loc}
+}
+
+// maxSegments bounds how many zone segments realSchedule.Next crosses
+// looking for a run; robfig/cron gives up after five years, and zones
+// change their offset at most a few times a year.
+const maxSegments = 64
+
+// realSchedule runs a spec on real time in loc: at every instant at which
+// loc's wall clock reads a time the spec names, as it happens. In an hour
+// that clocks skip it does not run; in an hour that repeats it runs in
+// both. It works one stretch of constant UTC offset (a zone segment) at a
+// time, on that segment's wall clock, so that transitions at midnight or
+// of half an hour do not confuse it. (robfig/cron's own Next, which
+// steps hours in the zone, can run a job on a day its spec excludes when
+// midnight is skipped, and on :30 for the rest of the day after a
+// half-hour shift.)
+type realSchedule struct {
+	spec rcron.SpecSchedule // in UTC, read as the wall clock of one segment
+	loc  *time.Location
+}
+
+// Next returns the first run after t, in loc.
+func (s *realSchedule) Next(t time.Time) time.Time {
+	t = t.In(s.loc)
+	wall := civil(t) // runs are strictly after this reading
+	for range maxSegments {
+		_, end := t.ZoneBounds()
+		next := s.spec.Next(wall)
+		if next.IsZero() {
+			return next
+		}
+		at := time.Unix(next.Unix()-int64(offset(t)), int64(next.Nanosecond())).In(s.loc)
+		if end.IsZero() || at.Before(end) {
+			return at
+		}
+		// Not in this segment: read on from the next one's wall clock, a
+		// nanosecond early so that a run at its very start counts.
+		t = end.In(s.loc)
+		wall = civil(t).Add(-time.Nanosecond)
+	}
+	return time.Time{}
 }
 
 // wallSchedule runs a spec at fixed times of loc's wall clock. It finds

@@ -1,0 +1,123 @@
+package cron_test
+
+import (
+	"testing"
+	"time"
+
+	rcron "github.com/robfig/cron/v3"
+
+	"github.com/timewheel/timewheel/cron"
+)
+
+// specMatches reports whether wall (a wall-clock reading, in UTC) is one
+// that the spec names, by robfig's own fields.
+func specMatches(sp *rcron.SpecSchedule, wall time.Time) bool {
+	const star = 1 << 63
+	bit := func(f uint64, v int) bool { return f&(1<<uint(v)) != 0 }
+	if !bit(sp.Second, wall.Second()) || !bit(sp.Minute, wall.Minute()) || !bit(sp.Hour, wall.Hour()) || !bit(sp.Month, int(wall.Month())) {
+		return false
+	}
+	dom, dow := bit(sp.Dom, wall.Day()), bit(sp.Dow, int(wall.Weekday()))
+	if sp.Dom&star != 0 || sp.Dow&star != 0 {
+		return dom && dow
+	}
+	return dom || dow
+}
+
+func wallOf(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+}
+
+// TestRealTimeRunsOnlyOnNamedDays: a real-time spec ("*/2" hours) runs
+// only at instants whose wall clock the spec names, through
+// spring-forwards that skip midnight (America/Havana 2026-03-08 00:00 ->
+// 01:00, America/Santiago 2026-09-06 00:00 -> 01:00). robfig/cron's own
+// Next steps its hours across the skipped midnight without checking the
+// day again, and so ran a Saturdays-only job on the Sunday after.
+func TestRealTimeRunsOnlyOnNamedDays(t *testing.T) {
+	p := rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour | rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
+	for _, zn := range []string{"America/Havana", "America/Santiago", "Australia/Lord_Howe"} {
+		loc := zone(t, zn)
+		for _, spec := range []string{"0 */2 * * SAT", "*/30 */2 * * 6", "0 */3 7 * *", "0 */2 5 9 *"} {
+			parsed, err := p.Parse(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := parsed.(*rcron.SpecSchedule)
+			s, err := cron.Parse(spec, loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			to := from.AddDate(1, 0, 0)
+			for at := s.Next(from); !at.IsZero() && at.Before(to); at = s.Next(at) {
+				if w := wallOf(at.In(loc)); !specMatches(sp, w) {
+					t.Errorf("%s %q: runs at %v (%v), a time the spec does not name", zn, spec, at.In(loc), at.In(loc).Weekday())
+				}
+			}
+		}
+	}
+}
+
+// TestRealTimeLordHowe: real time means a run at every instant whose wall
+// clock the spec names, once each, checked minute by minute over a year
+// in Lord Howe, whose clocks move by 30 minutes (2:00 -> 2:30 on
+// 2026-10-04, 2:00 -> 1:30 on 2026-04-05). robfig/cron's Next assumes a
+// wall hour starts at :00 after a change and stepped on :30 afterwards,
+// losing runs for days or running outside the spec's hours.
+func TestRealTimeLordHowe(t *testing.T) {
+	p := rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour | rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
+	loc := zone(t, "Australia/Lord_Howe")
+	for _, spec := range []string{"*/15 1 * * *", "0 */2 * * *", "*/30 0 * * *", "* 0 * * SUN", "*/15 2 * * *"} {
+		parsed, err := p.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := parsed.(*rcron.SpecSchedule)
+		s, err := cron.Parse(spec, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		to := from.AddDate(1, 0, 0)
+		var want, got []time.Time
+		for m := from; m.Before(to); m = m.Add(time.Minute) {
+			if specMatches(sp, wallOf(m.In(loc))) {
+				want = append(want, m)
+			}
+		}
+		for at := s.Next(from.Add(-time.Second)); !at.IsZero() && at.Before(to); at = s.Next(at) {
+			got = append(got, at)
+		}
+		for i := range max(len(got), len(want)) {
+			var g, w time.Time
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			if !g.Equal(w) {
+				t.Errorf("%q: run %d is %v, want %v", spec, i, g.In(loc), w.In(loc))
+				break
+			}
+		}
+	}
+}
+
+// TestSchedulerSaturdayJobAcrossMidnightShift: the same through the
+// scheduler on the virtual clock: a Saturdays-only job in Havana does not
+// run on Sunday 2026-03-08, the day midnight is skipped.
+func TestSchedulerSaturdayJobAcrossMidnightShift(t *testing.T) {
+	havana := zone(t, "America/Havana")
+	f := newFixture(t, time.Date(2026, 3, 7, 20, 0, 0, 0, havana))
+	r := f.add("sat", "0 */2 * * SAT", cron.InZone("America/Havana"))
+	f.clk.AdvanceTo(time.Date(2026, 3, 9, 0, 0, 0, 0, havana))
+	for _, at := range r.take() {
+		if at.Weekday() != time.Saturday {
+			t.Errorf("Saturday job ran at %v (%v)", at, at.Weekday())
+		}
+	}
+}
