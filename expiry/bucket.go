@@ -133,10 +133,31 @@ func (b *bucket[K, V]) fire() {
 		}
 		kick := m.kickLocked()
 		m.mu.Unlock()
-		m.deliver(kick)
+		b.deliver(kick)
 		m.mu.Lock()
 	}
 	m.mu.Unlock()
+}
+
+// deliver delivers the callbacks of a batch fire has evicted. If delivery
+// panics (inline callbacks with a panic handler that panics), the panic
+// goes on, but first the bucket's timer is set to fire again at once, so
+// that the entries of its later batches are still evicted.
+func (b *bucket[K, V]) deliver(kick bool) {
+	m := b.m
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		m.mu.Lock()
+		if !b.dead && b.head != nil {
+			b.t.Reset(0)
+		}
+		m.mu.Unlock()
+	}()
+	m.deliver(kick)
+	done = true
 }
 
 // sortedBucketsLocked returns the live buckets in due order.
