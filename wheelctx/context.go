@@ -16,6 +16,7 @@ const (
 	open     = iota // not finished by the timer or the CancelFunc (maybe by the parent)
 	timedOut        // by the wheel timer: Err is DeadlineExceeded
 	canceled        // by the CancelFunc
+	byParent        // inner was seen done while open: the parent finished it
 )
 
 // timerCtx is a context done at a deadline on a wheel.
@@ -37,7 +38,7 @@ type timerCtx struct {
 	cause           error                           // the cause of timing out: the caller's, or DeadlineExceeded
 	timer           atomic.Pointer[timewheel.Timer] // nil until set, and if born past its deadline
 
-	how atomic.Uint32 // open, timedOut or canceled; written under mu, before inner is canceled
+	how atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before inner is canceled) or byParent (by Err); set once
 
 	mu       sync.Mutex
 	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
@@ -101,11 +102,13 @@ func (c *timerCtx) cancelOrExpire() {
 // as package context cancels its children.
 func (c *timerCtx) finish(how uint32, cause error) {
 	c.mu.Lock()
-	if c.how.Load() != open || c.Context.Err() != nil {
+	// Compare-and-swap, not a store: if Err has seen inner done by the
+	// parent meanwhile, it has fixed the answer (byParent), and it stands.
+	if c.Context.Err() != nil || !c.how.CompareAndSwap(open, how) {
 		c.mu.Unlock()
 		return
 	}
-	c.how.Store(how) // before inner is done: whoever sees Done closed sees how
+	// how is set before inner is done: whoever sees Done closed sees how.
 	if c.stop != nil {
 		c.stop() // the funcs run here, not on a goroutine
 	}
@@ -126,6 +129,14 @@ func (c *timerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // parent's error if the parent was done first.
 func (c *timerCtx) Err() error {
 	err := c.Context.Err()
+	if err == nil {
+		return nil
+	}
+	// Done: if neither the timer nor the CancelFunc has claimed it yet,
+	// the parent did, and that answer is final, so that Err never changes
+	// once it is not nil, even when the timer fires as the parent is
+	// canceled.
+	c.how.CompareAndSwap(open, byParent)
 	if err == context.Canceled && c.how.Load() == timedOut {
 		return context.DeadlineExceeded
 	}
