@@ -21,6 +21,7 @@ type suite struct {
 	property func(t *testing.T)
 	check    func(t queuetest.TB, ops []queuetest.Op)
 	reenter  func(t *testing.T)
+	random   func(t *testing.T) // reentrant, on random seeds
 }
 
 // suites lists every structure of lab.Structures with its handle type;
@@ -76,6 +77,7 @@ func bindWith[H comparable](name string, wrap func(queue.Queue[H]) queue.Queue[H
 			queuetest.Check(named{t, name}, newQueue, opts, ops)
 		},
 		reenter: func(t *testing.T) { reenter(t, newQueue()) },
+		random:  func(t *testing.T) { reentrant(t, name, newQueue, opts.Slack, opts.Unordered) },
 	}
 }
 

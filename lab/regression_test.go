@@ -201,33 +201,7 @@ func reentrant[H comparable](t *testing.T, name string, newQueue func() queue.Qu
 // TestReentrantFire runs reentrant on every structure: the suite's
 // only re-entrant test (TestFireMayReenter) is one fixed case.
 func TestReentrantFire(t *testing.T) {
-	for _, s := range lab.Structures() {
-		opts := options(s)
-		switch q := s.New().(type) {
-		case queue.Queue[*lab.UnorderedTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.UnorderedTimer] { return s.New().(queue.Queue[*lab.UnorderedTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.SortedTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.SortedTimer] { return s.New().(queue.Queue[*lab.SortedTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.HeapTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.HeapTimer] { return s.New().(queue.Queue[*lab.HeapTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.Heap4Timer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.Heap4Timer] { return s.New().(queue.Queue[*lab.Heap4Timer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.RBTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.RBTimer] { return s.New().(queue.Queue[*lab.RBTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.SkipTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.SkipTimer] { return s.New().(queue.Queue[*lab.SkipTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.LibcoTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.LibcoTimer] { return s.New().(queue.Queue[*lab.LibcoTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.RoundsTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.RoundsTimer] { return s.New().(queue.Queue[*lab.RoundsTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.NodeTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.NodeTimer] { return s.New().(queue.Queue[*lab.NodeTimer]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*queue.Entry]:
-			reentrant(t, s.Name, func() queue.Queue[*queue.Entry] { return s.New().(queue.Queue[*queue.Entry]) }, opts.Slack, opts.Unordered)
-		case queue.Queue[*lab.LinuxTimer]:
-			reentrant(t, s.Name, func() queue.Queue[*lab.LinuxTimer] { return s.New().(queue.Queue[*lab.LinuxTimer]) }, opts.Slack, opts.Unordered)
-		default:
-			t.Fatalf("no handle type for %s (%T)", s.Name, q)
-		}
+	for _, s := range suites {
+		t.Run("engine="+s.name, s.random)
 	}
 }
