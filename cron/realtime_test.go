@@ -24,6 +24,22 @@ func specMatches(sp *rcron.SpecSchedule, wall time.Time) bool {
 	return dom || dow
 }
 
+// parseBoth parses spec with robfig's parser, for its fields, and with
+// Parse in loc, for the schedule under test.
+func parseBoth(t *testing.T, spec string, loc *time.Location) (*rcron.SpecSchedule, cron.Schedule) {
+	t.Helper()
+	p := rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour | rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
+	parsed, err := p.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := cron.Parse(spec, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsed.(*rcron.SpecSchedule), s
+}
+
 func wallOf(t time.Time) time.Time {
 	y, mo, d := t.Date()
 	h, mi, s := t.Clock()
@@ -37,19 +53,10 @@ func wallOf(t time.Time) time.Time {
 // Next steps its hours across the skipped midnight without checking the
 // day again, and so ran a Saturdays-only job on the Sunday after.
 func TestRealTimeRunsOnlyOnNamedDays(t *testing.T) {
-	p := rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour | rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
 	for _, zn := range []string{"America/Havana", "America/Santiago", "Australia/Lord_Howe"} {
 		loc := zone(t, zn)
 		for _, spec := range []string{"0 */2 * * SAT", "*/30 */2 * * 6", "0 */3 7 * *", "0 */2 5 9 *"} {
-			parsed, err := p.Parse(spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sp := parsed.(*rcron.SpecSchedule)
-			s, err := cron.Parse(spec, loc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sp, s := parseBoth(t, spec, loc)
 			from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			to := from.AddDate(1, 0, 0)
 			for at := s.Next(from); !at.IsZero() && at.Before(to); at = s.Next(at) {
@@ -68,18 +75,9 @@ func TestRealTimeRunsOnlyOnNamedDays(t *testing.T) {
 // wall hour starts at :00 after a change and stepped on :30 afterwards,
 // losing runs for days or running outside the spec's hours.
 func TestRealTimeLordHowe(t *testing.T) {
-	p := rcron.NewParser(rcron.SecondOptional | rcron.Minute | rcron.Hour | rcron.Dom | rcron.Month | rcron.Dow | rcron.Descriptor)
 	loc := zone(t, "Australia/Lord_Howe")
 	for _, spec := range []string{"*/15 1 * * *", "0 */2 * * *", "*/30 0 * * *", "* 0 * * SUN", "*/15 2 * * *"} {
-		parsed, err := p.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp := parsed.(*rcron.SpecSchedule)
-		s, err := cron.Parse(spec, loc)
-		if err != nil {
-			t.Fatal(err)
-		}
+		sp, s := parseBoth(t, spec, loc)
 		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		to := from.AddDate(1, 0, 0)
 		var want, got []time.Time
