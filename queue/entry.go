@@ -1,24 +1,91 @@
 package queue
 
+import (
+	"fmt"
+	"sync/atomic"
+)
+
 // Entry is one timer in a [Wheel]: two links and a deadline, nothing else.
 // It is intrusive: a caller that wants no allocation of its own per timer
 // embeds an Entry in its timer type and passes it to [Wheel.Insert]. The
 // zero Entry is a timer that is not pending.
+//
+// The links belong to the wheel and its owner (whoever serialises calls to
+// the wheel, usually under a lock). The deadline is an atomic word that
+// [Entry.Postpone] may move later from any goroutine, without the owner's
+// lock, while the wheel runs: see Postpone.
 type Entry struct {
 	prev, next *Entry // links in a slot or in the due list; nil when not pending
-	when       int64  // deadline tick
+	// when is the deadline tick while the entry is pending (at or after
+	// the tick of the slot it is filed in: Postpone only moves it later),
+	// notPending otherwise. A list sentinel holds a negative code instead
+	// (see sentinelCode), so that a cancel that empties a slot finds
+	// which slot it was from the sentinel alone.
+	when atomic.Int64
 }
 
-// When returns the tick the entry falls due at. After scheduling, a
-// deadline at or before the wheel's current tick reads as that tick.
-func (e *Entry) When() int64 { return e.when }
+const (
+	notPending = -1 // when of an entry that is not pending
+	dueCode    = -2 // when of the due and firing list sentinels
+	slotCode   = -3 // when of the sentinel of slot i at level k is slotCode - (k*levelSlots + i)
+)
+
+// When returns the tick the entry falls due at, or -1 if it is not
+// pending. After scheduling, a deadline at or before the wheel's current
+// tick reads as that tick. It is safe to call concurrently with the
+// wheel's methods.
+func (e *Entry) When() int64 {
+	if w := e.when.Load(); w >= 0 {
+		return w
+	}
+	return notPending
+}
 
 // Pending reports whether the entry is scheduled and has not fired or been
-// cancelled.
-func (e *Entry) Pending() bool { return e.prev != nil }
+// cancelled. It is safe to call concurrently with the wheel's methods.
+func (e *Entry) Pending() bool { return e.when.Load() >= 0 }
 
-// initList makes e an empty circular list: a sentinel pointing at itself.
-func (e *Entry) initList() { e.prev, e.next = e, e }
+// Postpone moves the deadline of a pending entry to tick when, if that is
+// no earlier than its deadline now, without re-filing it: the entry stays
+// in the slot it sits in, and the wheel re-files it when its current tick
+// reaches that slot (the way Go's runtime leaves a timer modified to a
+// later time where it is in the heap, and Linux's mod_timer leaves a timer
+// whose new expiry falls in its bucket). It reports whether it moved the
+// deadline; it returns false, changing nothing, if the entry is not
+// pending or when is earlier than its deadline, and then the caller
+// reschedules it the ordinary way.
+//
+// Postpone is safe to call from any goroutine concurrently with the
+// wheel's methods and other Postpones: the entry's deadline is an atomic
+// word, and the wheel fires an entry only after claiming it with a
+// compare-and-swap on that word, so Postpone either moves a timer that has
+// not fired or reports that it could not.
+//
+// The downside of this choice is order and wakeups. A postponed entry is
+// filed among the timers of its new deadline when its old slot comes round,
+// behind those scheduled for that deadline in the meantime: equal deadlines
+// fire in schedule order only for entries that were not postponed. And a
+// wheel whose entries were postponed may report through Next a tick at
+// which nothing is due any more (the old deadline), where a driver wakes
+// once to re-file them. The complexity is O(1): it touches only the entry.
+func (e *Entry) Postpone(when int64) bool {
+	for {
+		old := e.when.Load()
+		if old < 0 || when < old {
+			return false
+		}
+		if old == when || e.when.CompareAndSwap(old, when) {
+			return true
+		}
+	}
+}
+
+// initList makes e an empty circular list: a sentinel pointing at itself,
+// whose when holds code.
+func (e *Entry) initList(code int64) {
+	e.prev, e.next = e, e
+	e.when.Store(code)
+}
 
 // empty reports whether the list whose sentinel is e holds no entries.
 func (e *Entry) empty() bool { return e.next == e }
@@ -30,11 +97,18 @@ func (e *Entry) pushBack(x *Entry) {
 	e.prev = x
 }
 
-// unlink removes e from whatever list holds it and marks it not pending.
-func (e *Entry) unlink() {
-	e.prev.next = e.next
-	e.next.prev = e.prev
+// unlink removes e from whatever list holds it. If that leaves the list
+// empty it returns the list's sentinel, else nil. It does not change e's
+// deadline.
+func (e *Entry) unlink() (emptied *Entry) {
+	p, n := e.prev, e.next
+	p.next = n
+	n.prev = p
 	e.prev, e.next = nil, nil
+	if p == n {
+		return p // only the sentinel is left
+	}
+	return nil
 }
 
 // spliceBack moves every entry of the list whose sentinel is from to the
@@ -48,5 +122,19 @@ func (e *Entry) spliceBack(from *Entry) {
 	e.prev.next = first
 	last.next = e
 	e.prev = last
-	from.initList()
+	from.prev, from.next = from, from
+}
+
+// sentinelSlot decodes the level and slot of a slot sentinel; ok is false
+// for the due and firing lists.
+func (e *Entry) sentinelSlot() (k, i int, ok bool) {
+	code := e.when.Load()
+	if code > slotCode {
+		if code != dueCode {
+			panic(fmt.Sprintf("timewheel/queue: list sentinel with code %d", code))
+		}
+		return 0, 0, false
+	}
+	n := int(slotCode - code)
+	return n / levelSlots, n % levelSlots, true
 }

@@ -93,9 +93,13 @@ const (
 type level struct {
 	occupied uint64            // bit i set iff slots[i] is not empty
 	slots    [levelSlots]Entry // list sentinels
-	// The earliest deadline in each slot, while it is known: minN[i]
-	// entries of slots[i] are due at min[i] and none before. Zero minN
-	// means unknown. Level 0 does not use them: its slots are one tick.
+	// The earliest deadline in each slot, while it is known: no entry of
+	// slots[i] is due before min[i], and about minN[i] are due at it (the
+	// count is exact unless entries were postponed; it only decides when
+	// the slot forgets min[i], at zero). Zero minN means unknown. min[i]
+	// is exact for a slot none of whose entries was postponed since it
+	// was computed, and a lower bound otherwise. Level 0 does not use
+	// them: its slots are one tick.
 	min  [levelSlots]int64
 	minN [levelSlots]int32
 }
@@ -103,12 +107,12 @@ type level struct {
 // NewWheel returns an empty wheel whose current tick is 0.
 func NewWheel() *Wheel {
 	w := &Wheel{}
-	w.due.initList()
-	w.firing.initList()
+	w.due.initList(dueCode)
+	w.firing.initList(dueCode)
 	for k := range w.levels {
 		l := &level{}
 		for i := range l.slots {
-			l.slots[i].initList()
+			l.slots[i].initList(slotCode - int64(k*levelSlots+i))
 		}
 		w.levels[k] = l
 	}
@@ -134,28 +138,30 @@ func (w *Wheel) Schedule(when int64) *Entry {
 // the next Expire. The complexity is O(1).
 func (w *Wheel) Insert(e *Entry, when int64) {
 	if e.prev != nil {
-		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.when))
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.when.Load()))
 	}
-	e.when = max(when, w.now)
-	w.place(e)
+	when = max(when, w.now)
+	e.when.Store(when)
+	w.place(e, when)
 	w.n++
 }
 
-// place links e into the slot its deadline belongs to, or into the due
+// place links e, whose deadline is when (or later, if Postpone moved it
+// since when was read), into the slot when belongs to, or into the due
 // list if it is due at the current tick.
-func (w *Wheel) place(e *Entry) {
-	if e.when <= w.now {
+func (w *Wheel) place(e *Entry, when int64) {
+	if when <= w.now {
 		w.due.pushBack(e)
 		return
 	}
-	k, i := w.slotOf(e.when)
+	k, i := w.slotOf(when)
 	l := w.levels[k]
 	l.slots[i].pushBack(e)
 	l.occupied |= 1 << i
 	if l.minN[i] > 0 {
-		if e.when < l.min[i] {
-			l.min[i], l.minN[i] = e.when, 1
-		} else if e.when == l.min[i] {
+		if when < l.min[i] {
+			l.min[i], l.minN[i] = when, 1
+		} else if when == l.min[i] {
 			l.minN[i]++
 		}
 	}
@@ -178,21 +184,33 @@ func (w *Wheel) Cancel(e *Entry) bool {
 	return true
 }
 
+// remove unlinks e, a pending entry, and marks it not pending. A slot
+// that e leaves empty is found from its list's sentinel, so the slot e was
+// filed in need not be known: e's deadline may have been postponed past
+// it.
 func (w *Wheel) remove(e *Entry) {
-	e.unlink()
+	when := e.when.Swap(notPending)
+	emptied := e.unlink()
 	w.n--
-	if e.when <= w.now {
-		return // in the due or firing list: no bitmap to update
+	if emptied != nil {
+		if k, i, ok := emptied.sentinelSlot(); ok {
+			l := w.levels[k]
+			l.occupied &^= 1 << i
+			l.minN[i] = 0
+			if k == 0 {
+				w.dropHints(i) // else they would pin cancelled entries until the slot next fires
+			}
+		}
+		return
 	}
-	k, i := w.slotOf(e.when)
-	l := w.levels[k]
-	if l.minN[i] > 0 && e.when == l.min[i] {
-		l.minN[i]--
-	}
-	if l.slots[i].empty() {
-		l.occupied &^= 1 << i
-		if k == 0 {
-			w.dropHints(i) // else they would pin cancelled entries until the slot next fires
+	if when > w.now {
+		// Keeps the count of timers at the slot's earliest deadline,
+		// exact for entries never postponed. For a postponed one it may
+		// miscount, which only makes the slot forget its earliest
+		// deadline sooner or later: never wrong (see level.min).
+		k, i := w.slotOf(when)
+		if l := w.levels[k]; l.minN[i] > 0 && when == l.min[i] {
+			l.minN[i]--
 		}
 	}
 }
@@ -248,18 +266,24 @@ func (w *Wheel) next(limit int) (int64, bool) {
 		return l.min[i], true
 	}
 	s := &l.slots[i]
-	next, count := s.next.when, int32(0)
+	next, count := s.next.when.Load(), int32(0)
 	for e := s.next; e != s; e = e.next {
 		if limit == 0 {
 			return w.slotStart(k, i), true
 		}
 		limit--
-		switch {
-		case e.when < next:
-			next, count = e.when, 1
-		case e.when == next:
+		switch when := e.when.Load(); {
+		case when < next:
+			next, count = when, 1
+		case when == next:
 			count++
 		}
+	}
+	if end := w.slotStart(k, i) + 1<<(k*levelBits); next >= end && end > 0 {
+		// Every entry was postponed past the slot, and a later slot may
+		// hold an earlier deadline: wake at the slot's end, where Expire
+		// files them again, no later than any later slot's first tick.
+		next, count = end, 1
 	}
 	l.min[i], l.minN[i] = next, count
 	return next, true
@@ -323,12 +347,13 @@ func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
 // if due at the current tick. The slot's order is kept.
 func (w *Wheel) cascade(s *Entry) {
 	e, last := s.next, s.prev
-	s.initList()
+	s.prev, s.next = s, s
 	for {
 		next := e.next
-		w.place(e)
-		if e.when > w.now {
-			if k, i := w.slotOf(e.when); k == 0 {
+		when := e.when.Load()
+		w.place(e, when)
+		if when > w.now {
+			if k, i := w.slotOf(when); k == 0 {
 				if w.hintN[i]%hintEvery == 0 {
 					w.hints[i] = append(w.hints[i], e)
 				}
@@ -353,7 +378,7 @@ func (w *Wheel) warmHints(i int) {
 		for range hintEvery {
 			for j, e := range chains {
 				if e != nil {
-					sum += e.when
+					sum += e.when.Load()
 					chains[j] = e.next // nil once cancelled: the chain stops
 				}
 			}
@@ -381,11 +406,30 @@ func (w *Wheel) fireDue(fire func(*Entry)) int {
 	for !w.firing.empty() {
 		e := w.firing.next
 		e.unlink()
-		w.n--
-		fired++
-		fire(e)
+		if w.claim(e) {
+			w.n--
+			fired++
+			fire(e)
+		}
 	}
 	return fired
+}
+
+// claim takes e, just unlinked from the firing list, for firing: it marks
+// e not pending and returns true, unless Postpone has moved e's deadline
+// past the current tick, in which case it files e again there and returns
+// false. The compare-and-swap settles a race with Postpone either way.
+func (w *Wheel) claim(e *Entry) bool {
+	for {
+		when := e.when.Load()
+		if when > w.now {
+			w.place(e, when)
+			return false
+		}
+		if e.when.CompareAndSwap(when, notPending) {
+			return true
+		}
+	}
 }
 
 // warm walks the list whose sentinel is s from both ends at once, loading
@@ -398,23 +442,24 @@ func (w *Wheel) warm(s *Entry) {
 	var sum int64
 	f, b := s.next, s.prev
 	for f != b && f.prev != b {
-		sum += f.when ^ b.when
+		sum += f.when.Load() ^ b.when.Load()
 		f, b = f.next, b.prev
 	}
 	w.warmSum += sum // keeps the loads
 }
 
 // Verify checks every invariant of the wheel and returns an error naming
-// the first one broken. It walks every entry: it is meant for tests.
+// the first one broken. It walks every entry: it is meant for tests, with
+// no Postpone running.
 func (w *Wheel) Verify() error {
 	count := 0
 	for _, s := range []*Entry{&w.due, &w.firing} {
 		for e := s.next; e != s; e = e.next {
-			if e.when > w.now {
-				return fmt.Errorf("due entry at tick %d after current tick %d", e.when, w.now)
-			}
 			if e.next.prev != e {
-				return fmt.Errorf("due list broken at tick %d", e.when)
+				return fmt.Errorf("due list broken at tick %d", e.when.Load())
+			}
+			if e.when.Load() < 0 {
+				return fmt.Errorf("due list holds an entry that is not pending")
 			}
 			count++
 		}
@@ -425,15 +470,22 @@ func (w *Wheel) Verify() error {
 			if got, want := l.occupied&(1<<i) != 0, !s.empty(); got != want {
 				return fmt.Errorf("level %d slot %d: occupied bit %v, list non-empty %v", k, i, got, want)
 			}
+			if sk, si, ok := s.sentinelSlot(); !ok || sk != k || si != i {
+				return fmt.Errorf("level %d slot %d: sentinel names level %d slot %d", k, i, sk, si)
+			}
 			for e := s.next; e != s; e = e.next {
+				when := e.when.Load()
 				if e.next.prev != e {
-					return fmt.Errorf("level %d slot %d: list broken at tick %d", k, i, e.when)
+					return fmt.Errorf("level %d slot %d: list broken at tick %d", k, i, when)
 				}
-				if e.when <= w.now {
-					return fmt.Errorf("level %d slot %d: entry due at %d, not after current tick %d", k, i, e.when, w.now)
+				if when <= w.now {
+					return fmt.Errorf("level %d slot %d: entry due at %d, not after current tick %d", k, i, when, w.now)
 				}
-				if ek, ei := w.slotOf(e.when); ek != k || ei != i {
-					return fmt.Errorf("entry due at %d in level %d slot %d, belongs in level %d slot %d", e.when, k, i, ek, ei)
+				// Postponed entries stay where they were filed: the slot
+				// of the deadline may be later than the entry's, never
+				// earlier, or the wheel would reach the entry too late.
+				if start := w.slotStart(k, i); when < start {
+					return fmt.Errorf("entry due at %d in level %d slot %d, which starts later, at %d", when, k, i, start)
 				}
 				count++
 			}
@@ -450,7 +502,8 @@ func (w *Wheel) Verify() error {
 	return w.verifyNext()
 }
 
-// verifyNext checks each slot's remembered earliest deadline.
+// verifyNext checks each slot's remembered earliest deadline: a lower
+// bound of the slot's deadlines.
 func (w *Wheel) verifyNext() error {
 	for k, l := range w.levels {
 		for i := range l.slots {
@@ -460,18 +513,11 @@ func (w *Wheel) verifyNext() error {
 			if k == 0 {
 				return fmt.Errorf("level 0 slot %d remembers an earliest deadline", i)
 			}
-			at := int32(0)
 			s := &l.slots[i]
 			for e := s.next; e != s; e = e.next {
-				if e.when < l.min[i] {
-					return fmt.Errorf("level %d slot %d remembers %d, but an entry is due at %d", k, i, l.min[i], e.when)
+				if when := e.when.Load(); when < l.min[i] {
+					return fmt.Errorf("level %d slot %d remembers %d, but an entry is due at %d", k, i, l.min[i], when)
 				}
-				if e.when == l.min[i] {
-					at++
-				}
-			}
-			if at != l.minN[i] {
-				return fmt.Errorf("level %d slot %d remembers %d entries at %d, found %d", k, i, l.minN[i], l.min[i], at)
 			}
 		}
 	}
