@@ -31,7 +31,8 @@ func WithTick(d time.Duration) Option {
 }
 
 // WithClock sets the clock the wheel reads and sleeps on (default
-// [clock.Real]). Tests pass a [clock.Virtual]. WithClock panics if c is
+// [clock.Real]). Tests pass a [clock.Virtual]. A wheel on any clock but
+// the real one has one shard unless [WithShards] says otherwise. WithClock panics if c is
 // nil.
 func WithClock(c clock.Clock) Option {
 	if c == nil {
@@ -73,16 +74,21 @@ func WithPanicHandler(h func(any)) Option {
 }
 
 // WithShards splits the wheel into n independent wheels, each with its own
-// lock and driver, so that goroutines on different processors rarely
-// contend (default 1). A new timer goes to the shard of the processor its
-// goroutine runs on, more or less; Stop and Reset go to the timer's shard.
+// lock and driver (default: one per processor, runtime.GOMAXPROCS(0) when
+// the wheel is made, on the real clock; one with any other clock, so that
+// a test on a [clock.Virtual] fires same-tick timers in one exact order
+// from run to run). A new timer goes to the shard of the processor its
+// goroutine runs on, more or less, and belongs to it for life: Stop and
+// Reset go to the timer's shard. WithShards(1) makes one lock and one
+// driver for the whole wheel.
 //
-// The downside of this choice is order and wakeups: timers on different
-// shards that fall due at the same tick fire in no particular order
-// (within a shard, schedule order still holds), and each shard's driver
-// wakes on its own. Use it when many goroutines start and stop timers at
-// once and same-tick order across them does not matter. WithShards panics
-// if n is less than 1.
+// The downside of more than one shard is order and wakeups: timers on
+// different shards that fall due at the same tick fire in no particular
+// order (within a shard, schedule order holds, see the package doc), and
+// each shard's driver wakes on its own. Neither matters to goroutines
+// that start timers concurrently: their calls have no order to keep. Use
+// WithShards(1) when one goroutine's timers must fire in start order
+// whatever processor it moves to. WithShards panics if n is less than 1.
 func WithShards(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("timewheel: WithShards: fewer than one shard: %d", n))

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/ticks"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -39,20 +40,21 @@ func newShard(w *Wheel) *shard {
 
 // start schedules e, a new timer, d from now, unless the wheel is closed.
 func (s *shard) start(e *queue.Entry, d time.Duration) {
-	when := s.w.deadline(d)
+	when, ns := s.w.deadline(d)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.closed {
-		s.scheduleLocked(e, when)
+		s.scheduleLocked(e, when, ns)
 	}
+	s.mu.Unlock()
 }
 
 // scheduleLocked inserts e due at tick when and moves the driver earlier if
-// e is now the first timer due.
-func (s *shard) scheduleLocked(e *queue.Entry, when int64) {
+// e is now the first timer due. ns is the clock reading when was computed
+// from.
+func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 	s.q.Insert(e, when)
-	if e.When() < s.armed {
-		s.armLocked(e.When())
+	if when = e.When(); when < s.armed {
+		s.armLocked(when, ns)
 	}
 }
 
@@ -61,43 +63,44 @@ func (s *shard) scheduleLocked(e *queue.Entry, when int64) {
 // waits for, the driver is moved to the next one, so it never wakes for
 // nothing.
 func (s *shard) cancelLocked(e *queue.Entry) bool {
+	when := e.When()
 	if !s.q.Cancel(e) {
 		return false
 	}
 	switch {
 	case s.q.Len() == 0:
 		s.disarmLocked()
-	case e.When() == s.armed:
-		s.rearmLocked()
+	case when == s.armed:
+		s.rearmLocked(s.w.since())
 	}
 	return true
 }
 
 // rearmLocked sets the driver for the earliest pending deadline, or stops
-// it if nothing is pending. The engine's NextWake answers in O(1): the
-// earliest deadline, or, in the one case where finding it would mean
-// walking a big coarse slot, that slot's start, where the driver wakes
-// once with nothing due and moves the slot's timers down.
-func (s *shard) rearmLocked() {
+// it if nothing is pending; ns is a clock reading no later than now. The
+// engine's NextWake answers in O(1): the earliest deadline, or, in the one
+// case where finding it would mean walking a big coarse slot, that slot's
+// start, where the driver wakes once with nothing due and moves the slot's
+// timers down. (A timer whose Reset postponed it lazily also costs the
+// driver a wake at its old deadline, where the engine files it again.)
+func (s *shard) rearmLocked(ns int64) {
 	next, ok := s.q.NextWake()
 	if !ok {
 		s.disarmLocked()
 		return
 	}
 	if next != s.armed {
-		s.armLocked(next)
+		s.armLocked(next, ns)
 	}
 }
 
-func (s *shard) armLocked(when int64) {
+// armLocked sets the driver for tick when; ns is a clock reading no later
+// than now, from which the driver's sleep is computed (an earlier reading
+// only makes it wake later, never early).
+func (s *shard) armLocked(when, ns int64) {
 	s.armed = when
 	w := s.w
-	var d time.Duration
-	if when <= math.MaxInt64/int64(w.tick) {
-		d = time.Duration(when)*w.tick - w.clock.Since(w.epoch)
-	} else {
-		d = math.MaxInt64
-	}
+	d := ticks.Until(when, ns, w.tick)
 	if s.driver == nil {
 		s.driver = w.clock.AfterFunc(d, s.fire)
 	} else {
@@ -141,12 +144,13 @@ func (s *shard) fire() {
 	for {
 		s.mu.Lock()
 		s.again = false
-		now = s.w.nowTick()
+		ns := s.w.since()
+		now = ns / int64(s.w.tick)
 		sent := s.w.clock.Now()
-		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, now, sent) })
+		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, ns, sent) })
 		s.armed = notArmed // the driver has fired: whatever is next needs it set anew
 		if !s.closed {
-			s.rearmLocked()
+			s.rearmLocked(ns)
 		}
 		batch, ran = s.batch, 0
 		s.batch = nil // taken: a panic in dispatch must not leave it to run again
@@ -190,12 +194,13 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 		// pending, whatever armed says. Set it for now, when the clock
 		// next moves.
 		s.again = false
-		s.armLocked(now)
+		s.armLocked(now, s.w.since())
 	}
 }
 
-// expireLocked handles one timer the engine has expired at tick now.
-func (s *shard) expireLocked(e *queue.Entry, now int64, sent time.Time) {
+// expireLocked handles one timer the engine has expired at clock reading
+// ns (nanoseconds since the epoch).
+func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
 	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 	switch {
 	case t.f != nil:
@@ -206,7 +211,7 @@ func (s *shard) expireLocked(e *queue.Entry, now int64, sent time.Time) {
 		default:
 		}
 	default:
-		(*Ticker)(unsafe.Pointer(t)).expireLocked(now, sent) // t is the first field of a Ticker
+		(*Ticker)(unsafe.Pointer(t)).expireLocked(ns, sent) // t is the first field of a Ticker
 	}
 }
 

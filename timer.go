@@ -89,6 +89,9 @@ func (t *Timer) Stop() bool {
 	if s == nil {
 		panic("timewheel: Stop called on uninitialized Timer")
 	}
+	if t.C == nil && !t.e.Pending() {
+		return false // fired or stopped: no lock needed to say so
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(&t.e)
@@ -103,13 +106,27 @@ func (t *Timer) Stop() bool {
 // stopped; for a channel Timer an unreceived value counts as active, and
 // Reset takes it back. On a closed wheel Reset schedules nothing: it only
 // takes back an unreceived value, as Stop does, and reports whether it
-// did. The complexity is O(1).
+// did.
+//
+// Reset of a pending timer to a deadline no earlier than its current one,
+// the refresh of an idle timeout or a deadline that servers do on every
+// read or request, takes no lock and does not move the timer: it records
+// the new deadline on the timer with one compare-and-swap, and the wheel
+// files the timer again when it reaches the old deadline (see
+// [queue.Entry.Postpone]). Such a timer fires after timers reset or
+// started for the same tick in the meantime. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
 	s := t.s
 	if s == nil {
 		panic("timewheel: Reset called on uninitialized Timer")
 	}
-	when := s.w.deadline(d)
+	when, ns := s.w.deadline(d)
+	if t.e.Postpone(when) {
+		// Pending and not yet claimed by the driver, so no value of
+		// this arming was sent on C, and every earlier one was taken
+		// back by the Stop or Reset that armed it again.
+		return true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(&t.e)
@@ -117,7 +134,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		pending = true
 	}
 	if !s.closed {
-		s.scheduleLocked(&t.e, when)
+		s.scheduleLocked(&t.e, when, ns)
 	}
 	return pending
 }

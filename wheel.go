@@ -3,12 +3,13 @@ package timewheel
 import (
 	"errors"
 	"fmt"
-	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // ErrClosed is returned by Close on a wheel that is already closed.
@@ -31,13 +32,16 @@ var ErrClosed = errors.New("timewheel: wheel closed")
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
 //
-// With [WithShards], a wheel is several such wheels, each with its own
-// lock and driver, and each goroutine mostly uses the one of the processor
-// it runs on.
+// A wheel is several such wheels, shards, one per processor unless
+// [WithShards] says otherwise, each with its own lock and driver; a
+// goroutine starts its timers on the shard of the processor it runs on,
+// more or less, so that goroutines on different processors rarely contend,
+// as package time's per-processor heaps do not.
 //
 // A Wheel is safe for concurrent use.
 type Wheel struct {
 	clock        clock.Clock
+	real         bool          // clock is clock.Real: since calls time.Since directly
 	epoch        time.Time     // tick 0; read through clock.Since
 	tick         time.Duration // duration of one tick
 	exec         Executor
@@ -57,12 +61,20 @@ type shardRef struct{ s *shard }
 // New returns a running wheel configured by opts. It starts no goroutine:
 // the driver exists only while a timer is pending.
 func New(opts ...Option) *Wheel {
-	cfg := config{tick: time.Millisecond, clock: clock.Real(), shards: 1}
+	cfg := config{tick: time.Millisecond, clock: clock.Real()}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	real := cfg.clock == clock.Real()
+	if cfg.shards == 0 {
+		cfg.shards = 1 // a test clock: one shard, so that runs repeat exactly
+		if real {
+			cfg.shards = runtime.GOMAXPROCS(0)
+		}
+	}
 	w := &Wheel{
 		clock:        cfg.clock,
+		real:         real,
 		tick:         cfg.tick,
 		exec:         cfg.exec,
 		panicHandler: cfg.panicHandler,
@@ -163,26 +175,24 @@ func (w *Wheel) Close() error {
 	return nil
 }
 
-// deadline returns the tick at which a timer started now with duration d
-// falls due: rounded up, so that it never fires early, and saturated at the
-// end of time. A d of zero or less is due now.
-func (w *Wheel) deadline(d time.Duration) int64 {
-	ns := int64(w.clock.Since(w.epoch))
-	if d <= 0 {
-		// The current tick, not an earlier one: a timer due now fires
-		// after the timers already due at this tick, as with package time.
-		return ns / int64(w.tick)
+// since returns the time elapsed since the wheel's epoch, in
+// nanoseconds: one read of the clock, with no interface call for the real
+// clock.
+func (w *Wheel) since() int64 {
+	if w.real {
+		return int64(time.Since(w.epoch))
 	}
-	if ns > math.MaxInt64-int64(d) {
-		return math.MaxInt64 / int64(w.tick) // saturate, never wrap
-	}
-	ns += int64(d)
-	return (ns-1)/int64(w.tick) + 1 // round up, without overflow: never early
+	return int64(w.clock.Since(w.epoch))
 }
 
-// nowTick returns the tick the clock is in now (rounded down).
-func (w *Wheel) nowTick() int64 {
-	return int64(w.clock.Since(w.epoch)) / int64(w.tick)
+// deadline returns the tick at which a timer started now with duration d
+// falls due (see ticks.Deadline: rounded up, so that it never fires early,
+// and saturated at the end of time; a d of zero or less is due now), and
+// the clock reading it was computed from, so that arming the driver for it
+// need not read the clock again.
+func (w *Wheel) deadline(d time.Duration) (when, ns int64) {
+	ns = w.since()
+	return ticks.Deadline(ns, d, w.tick), ns
 }
 
 // dispatch hands a batch of callbacks to the executor in order, counting

@@ -73,16 +73,21 @@ func TestNeverEarlyAtMostOneTickLate(t *testing.T) {
 }
 
 // TestSameTickFiresInScheduleOrder checks libuv's start-id order: the
-// durations differ by microseconds but round up to the same tick.
+// durations differ by microseconds but round up to the same tick, and a
+// Reset to an earlier deadline counts as a new start.
 func TestSameTickFiresInScheduleOrder(t *testing.T) {
 	w, clk := newVirtual(t)
 	var got []int
 	timers := make([]*timewheel.Timer, 100)
 	for i := range timers {
-		timers[i] = w.AfterFunc(time.Second-time.Duration(i%3)*time.Microsecond, func() { got = append(got, i) })
+		d := time.Second - time.Duration(i%3)*time.Microsecond
+		if i == 10 {
+			d = 2 * time.Second
+		}
+		timers[i] = w.AfterFunc(d, func() { got = append(got, i) })
 	}
-	timers[10].Reset(time.Second) // a reset counts as a new start: 10 goes last
-	clk.Advance(2 * time.Second)
+	timers[10].Reset(time.Second) // earlier: a new start, so 10 goes last
+	clk.Advance(3 * time.Second)
 	want := make([]int, 0, 100)
 	for i := range 100 {
 		if i != 10 {
@@ -91,6 +96,30 @@ func TestSameTickFiresInScheduleOrder(t *testing.T) {
 	}
 	want = append(want, 10)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+}
+
+// TestPostponedTimerJoinsItsTickWhenRefiled checks the order the package
+// doc states for a Reset that postpones a pending timer: the timer stays
+// where it was until its old deadline, and then joins the timers of its
+// new tick behind those already there.
+func TestPostponedTimerJoinsItsTickWhenRefiled(t *testing.T) {
+	w, clk := newVirtual(t)
+	var got []string
+	a := w.AfterFunc(time.Second, func() { got = append(got, "a") })
+	w.AfterFunc(2*time.Second, func() { got = append(got, "b") })
+	if !a.Reset(2 * time.Second) { // later: postponed, not moved
+		t.Fatal("Reset of a pending timer = false")
+	}
+	w.AfterFunc(2*time.Second, func() { got = append(got, "c") })
+	clk.Advance(time.Second) // a's old deadline: nothing fires, a is filed again
+	if len(got) != 0 {
+		t.Fatalf("fired %v at a's old deadline", got)
+	}
+	w.AfterFunc(time.Second, func() { got = append(got, "d") })
+	clk.Advance(time.Second)
+	if want := "[b c a d]"; fmt.Sprint(got) != want {
 		t.Fatalf("fired %v, want %v", got, want)
 	}
 }

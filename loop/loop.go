@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/ticks"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -208,10 +209,7 @@ func (l *Loop) until(next int64, ok bool) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	if next > math.MaxInt64/int64(l.tick) {
-		return math.MaxInt64, true
-	}
-	return max(time.Duration(next)*l.tick-l.clock.Since(l.epoch), 0), true
+	return max(ticks.Until(next, int64(l.clock.Since(l.epoch)), l.tick), 0), true
 }
 
 func (l *Loop) enter() {
@@ -270,15 +268,7 @@ func (l *Loop) nowTick() int64 { return int64(l.clock.Since(l.epoch)) / int64(l.
 // falls due: rounded up, never early, saturated at the end of time. Zero
 // or negative means due now.
 func (l *Loop) deadline(d time.Duration) int64 {
-	ns := int64(l.clock.Since(l.epoch))
-	if d <= 0 {
-		return ns / int64(l.tick) // the current tick: after timers already due at it
-	}
-	if ns > math.MaxInt64-int64(d) {
-		return math.MaxInt64 / int64(l.tick)
-	}
-	ns += int64(d)
-	return (ns-1)/int64(l.tick) + 1 // round up, without overflow
+	return ticks.Deadline(int64(l.clock.Since(l.epoch)), d, l.tick)
 }
 
 // runTimers expires the timers due now and runs their callbacks in order.

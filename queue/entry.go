@@ -16,13 +16,17 @@ import (
 // lock, while the wheel runs: see Postpone.
 type Entry struct {
 	prev, next *Entry // links in a slot or in the due list; nil when not pending
-	// when is the deadline tick while the entry is pending (at or after
-	// the tick of the slot it is filed in: Postpone only moves it later),
+	// when holds, complemented (^) so that the zero Entry is not pending,
+	// the deadline tick while the entry is pending (at or after the tick
+	// of the slot it is filed in: Postpone only moves it later), and
 	// notPending otherwise. A list sentinel holds a negative code instead
-	// (see sentinelCode), so that a cancel that empties a slot finds
-	// which slot it was from the sentinel alone.
+	// (slotCode, dueCode), so that a cancel that empties a slot finds
+	// which slot it was from the sentinel alone. Read it through load.
 	when atomic.Int64
 }
+
+// load returns e's deadline, notPending, or a sentinel's code.
+func (e *Entry) load() int64 { return ^e.when.Load() }
 
 const (
 	notPending = -1 // when of an entry that is not pending
@@ -35,7 +39,7 @@ const (
 // tick reads as that tick. It is safe to call concurrently with the
 // wheel's methods.
 func (e *Entry) When() int64 {
-	if w := e.when.Load(); w >= 0 {
+	if w := e.load(); w >= 0 {
 		return w
 	}
 	return notPending
@@ -43,7 +47,7 @@ func (e *Entry) When() int64 {
 
 // Pending reports whether the entry is scheduled and has not fired or been
 // cancelled. It is safe to call concurrently with the wheel's methods.
-func (e *Entry) Pending() bool { return e.when.Load() >= 0 }
+func (e *Entry) Pending() bool { return e.load() >= 0 }
 
 // Postpone moves the deadline of a pending entry to tick when, if that is
 // no earlier than its deadline now, without re-filing it: the entry stays
@@ -70,11 +74,11 @@ func (e *Entry) Pending() bool { return e.when.Load() >= 0 }
 // once to re-file them. The complexity is O(1): it touches only the entry.
 func (e *Entry) Postpone(when int64) bool {
 	for {
-		old := e.when.Load()
+		old := e.load()
 		if old < 0 || when < old {
 			return false
 		}
-		if old == when || e.when.CompareAndSwap(old, when) {
+		if old == when || e.when.CompareAndSwap(^old, ^when) {
 			return true
 		}
 	}
@@ -84,7 +88,7 @@ func (e *Entry) Postpone(when int64) bool {
 // whose when holds code.
 func (e *Entry) initList(code int64) {
 	e.prev, e.next = e, e
-	e.when.Store(code)
+	e.when.Store(^code)
 }
 
 // empty reports whether the list whose sentinel is e holds no entries.
@@ -128,7 +132,7 @@ func (e *Entry) spliceBack(from *Entry) {
 // sentinelSlot decodes the level and slot of a slot sentinel; ok is false
 // for the due and firing lists.
 func (e *Entry) sentinelSlot() (k, i int, ok bool) {
-	code := e.when.Load()
+	code := e.load()
 	if code > slotCode {
 		if code != dueCode {
 			panic(fmt.Sprintf("timewheel/queue: list sentinel with code %d", code))

@@ -138,10 +138,10 @@ func (w *Wheel) Schedule(when int64) *Entry {
 // the next Expire. The complexity is O(1).
 func (w *Wheel) Insert(e *Entry, when int64) {
 	if e.prev != nil {
-		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.when.Load()))
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.load()))
 	}
 	when = max(when, w.now)
-	e.when.Store(when)
+	e.when.Store(^when)
 	w.place(e, when)
 	w.n++
 }
@@ -189,7 +189,7 @@ func (w *Wheel) Cancel(e *Entry) bool {
 // filed in need not be known: e's deadline may have been postponed past
 // it.
 func (w *Wheel) remove(e *Entry) {
-	when := e.when.Swap(notPending)
+	when := ^e.when.Swap(^notPending)
 	emptied := e.unlink()
 	w.n--
 	if emptied != nil {
@@ -266,13 +266,13 @@ func (w *Wheel) next(limit int) (int64, bool) {
 		return l.min[i], true
 	}
 	s := &l.slots[i]
-	next, count := s.next.when.Load(), int32(0)
+	next, count := s.next.load(), int32(0)
 	for e := s.next; e != s; e = e.next {
 		if limit == 0 {
 			return w.slotStart(k, i), true
 		}
 		limit--
-		switch when := e.when.Load(); {
+		switch when := e.load(); {
 		case when < next:
 			next, count = when, 1
 		case when == next:
@@ -350,7 +350,7 @@ func (w *Wheel) cascade(s *Entry) {
 	s.prev, s.next = s, s
 	for {
 		next := e.next
-		when := e.when.Load()
+		when := e.load()
 		w.place(e, when)
 		if when > w.now {
 			if k, i := w.slotOf(when); k == 0 {
@@ -378,7 +378,7 @@ func (w *Wheel) warmHints(i int) {
 		for range hintEvery {
 			for j, e := range chains {
 				if e != nil {
-					sum += e.when.Load()
+					sum += e.load()
 					chains[j] = e.next // nil once cancelled: the chain stops
 				}
 			}
@@ -421,12 +421,12 @@ func (w *Wheel) fireDue(fire func(*Entry)) int {
 // false. The compare-and-swap settles a race with Postpone either way.
 func (w *Wheel) claim(e *Entry) bool {
 	for {
-		when := e.when.Load()
+		when := e.load()
 		if when > w.now {
 			w.place(e, when)
 			return false
 		}
-		if e.when.CompareAndSwap(when, notPending) {
+		if e.when.CompareAndSwap(^when, ^notPending) {
 			return true
 		}
 	}
@@ -442,7 +442,7 @@ func (w *Wheel) warm(s *Entry) {
 	var sum int64
 	f, b := s.next, s.prev
 	for f != b && f.prev != b {
-		sum += f.when.Load() ^ b.when.Load()
+		sum += f.load() ^ b.load()
 		f, b = f.next, b.prev
 	}
 	w.warmSum += sum // keeps the loads
@@ -456,9 +456,9 @@ func (w *Wheel) Verify() error {
 	for _, s := range []*Entry{&w.due, &w.firing} {
 		for e := s.next; e != s; e = e.next {
 			if e.next.prev != e {
-				return fmt.Errorf("due list broken at tick %d", e.when.Load())
+				return fmt.Errorf("due list broken at tick %d", e.load())
 			}
-			if e.when.Load() < 0 {
+			if e.load() < 0 {
 				return fmt.Errorf("due list holds an entry that is not pending")
 			}
 			count++
@@ -474,7 +474,7 @@ func (w *Wheel) Verify() error {
 				return fmt.Errorf("level %d slot %d: sentinel names level %d slot %d", k, i, sk, si)
 			}
 			for e := s.next; e != s; e = e.next {
-				when := e.when.Load()
+				when := e.load()
 				if e.next.prev != e {
 					return fmt.Errorf("level %d slot %d: list broken at tick %d", k, i, when)
 				}
@@ -515,7 +515,7 @@ func (w *Wheel) verifyNext() error {
 			}
 			s := &l.slots[i]
 			for e := s.next; e != s; e = e.next {
-				if when := e.when.Load(); when < l.min[i] {
+				if when := e.load(); when < l.min[i] {
 					return fmt.Errorf("level %d slot %d remembers %d, but an entry is due at %d", k, i, l.min[i], when)
 				}
 			}
