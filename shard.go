@@ -198,6 +198,14 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 	}
 }
 
+// The casts in expireLocked rely on an Entry being at offset 0 of a
+// Timer, and a Timer at offset 0 of a Ticker: these fail to compile
+// (index out of range) if a field is put before them.
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
+	_ = [1]struct{}{}[unsafe.Offsetof(Ticker{}.t)]
+)
+
 // expireLocked handles one timer the engine has expired at clock reading
 // ns (nanoseconds since the epoch).
 func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {

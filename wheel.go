@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -51,12 +50,7 @@ type Wheel struct {
 	closed       atomic.Bool
 
 	shards []*shard
-	next   atomic.Uint32 // round robin for picker.New
-	picker sync.Pool     // of *shardRef: a shard per processor, more or less
 }
-
-// shardRef is what the picker pool holds: pooled values must be pointers.
-type shardRef struct{ s *shard }
 
 // New returns a running wheel configured by opts. It starts no goroutine:
 // the driver exists only while a timer is pending.
@@ -89,22 +83,18 @@ func New(opts ...Option) *Wheel {
 	for range cfg.shards {
 		w.shards = append(w.shards, newShard(w))
 	}
-	w.picker.New = func() any {
-		return &shardRef{w.shards[int(w.next.Add(1))%len(w.shards)]}
-	}
 	return w
 }
 
 // shard returns the shard a new timer goes to: the only one, or the one
-// the current processor has been using.
+// of the processor the goroutine runs on.
 func (w *Wheel) shard() *shard {
 	if len(w.shards) == 1 {
 		return w.shards[0]
 	}
-	r := w.picker.Get().(*shardRef)
-	s := r.s
-	w.picker.Put(r)
-	return s
+	p := procPin()
+	procUnpin()
+	return w.shards[uint(p)%uint(len(w.shards))]
 }
 
 // Now returns the current time of the wheel's clock.

@@ -271,6 +271,10 @@ func (l *Loop) deadline(d time.Duration) int64 {
 	return ticks.Deadline(int64(l.clock.Since(l.epoch)), d, l.tick)
 }
 
+// runTimers relies on an Entry being at offset 0 of a Timer: this fails
+// to compile (index out of range) if a field is put before it.
+var _ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
+
 // runTimers expires the timers due now and runs their callbacks in order.
 // A callback may stop or restart any timer, including ones due in the
 // same pass, which then do not run. If a callback panics, the timers of
