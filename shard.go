@@ -3,11 +3,10 @@ package timewheel
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/timewheel/timewheel/clock"
-	"github.com/timewheel/timewheel/internal/ticks"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -20,8 +19,7 @@ type shard struct {
 	mu        sync.Mutex
 	idle      sync.Cond    // signalled when firing goes false; uses mu
 	q         *queue.Wheel // guarded by mu
-	driver    clock.Timer  // guarded by mu; nil until first armed
-	armed     int64        // guarded by mu; tick the driver is set for, or notArmed
+	armed     atomic.Int64 // written under mu; the tick this shard asked the driver to wake it at, or notArmed
 	firing    bool         // guarded by mu; a goroutine is in fire
 	again     bool         // guarded by mu; fire was called while firing
 	closed    bool         // guarded by mu
@@ -33,7 +31,8 @@ type shard struct {
 const notArmed = math.MaxInt64
 
 func newShard(w *Wheel) *shard {
-	s := &shard{w: w, q: queue.NewWheel(), armed: notArmed}
+	s := &shard{w: w, q: queue.NewWheel()}
+	s.armed.Store(notArmed)
 	s.idle.L = &s.mu
 	return s
 }
@@ -53,7 +52,7 @@ func (s *shard) start(e *queue.Entry, d time.Duration) {
 // from.
 func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 	s.q.Insert(e, when)
-	if when = e.When(); when < s.armed {
+	if when = e.When(); when < s.armed.Load() {
 		s.armLocked(when, ns)
 	}
 }
@@ -70,7 +69,7 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 	switch {
 	case s.q.Len() == 0:
 		s.disarmLocked()
-	case when == s.armed:
+	case when == s.armed.Load():
 		s.rearmLocked(s.w.since())
 	}
 	return true
@@ -89,29 +88,22 @@ func (s *shard) rearmLocked(ns int64) {
 		s.disarmLocked()
 		return
 	}
-	if next != s.armed {
+	if next != s.armed.Load() {
 		s.armLocked(next, ns)
 	}
 }
 
-// armLocked sets the driver for tick when; ns is a clock reading no later
-// than now, from which the driver's sleep is computed (an earlier reading
-// only makes it wake later, never early).
+// armLocked asks the wheel's driver to fire this shard at tick when; ns
+// is a clock reading no later than now, from which the driver's sleep is
+// computed (an earlier reading only makes it wake later, never early).
 func (s *shard) armLocked(when, ns int64) {
-	s.armed = when
-	w := s.w
-	d := ticks.Until(when, ns, w.tick)
-	if s.driver == nil {
-		s.driver = w.clock.AfterFunc(d, s.fire)
-	} else {
-		s.driver.Reset(d)
-	}
+	s.w.driver.move(s.armed.Swap(when), when, ns)
 }
 
+// disarmLocked withdraws the shard's wake.
 func (s *shard) disarmLocked() {
-	s.armed = notArmed
-	if s.driver != nil {
-		s.driver.Stop()
+	if old := s.armed.Swap(notArmed); old != notArmed {
+		s.w.driver.move(old, notArmed, 0)
 	}
 }
 
@@ -148,7 +140,7 @@ func (s *shard) fire() {
 		now = ns / int64(s.w.tick)
 		sent := s.w.clock.Now()
 		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, ns, sent) })
-		s.armed = notArmed // the driver has fired: whatever is next needs it set anew
+		s.armed.Store(notArmed) // the driver has fired: whatever is next needs it set anew
 		if !s.closed {
 			s.rearmLocked(ns)
 		}

@@ -15,27 +15,32 @@ import (
 var ErrClosed = errors.New("timewheel: wheel closed")
 
 // Wheel is a timer scheduler: package time's timers, tickers and sleeps on
-// a hierarchical timing wheel (see [queue.Wheel]) with one driver.
+// hierarchical timing wheels (see [queue.Wheel]) with one driver.
+//
+// A wheel is several engines, shards, one per processor unless
+// [WithShards] says otherwise, each with its own lock; a goroutine starts
+// its timers on the shard of the processor it runs on, so that goroutines
+// on different processors rarely contend, and a timer stays on its shard
+// for life.
 //
 // The driver is a single callback timer of the wheel's [clock.Clock], set
-// for the earliest pending deadline. With nothing pending it is stopped, so
-// an idle wheel never wakes; scheduling a timer earlier than the one it
-// waits for moves it earlier, and stopping that one moves it later. (One
-// exception, to keep Stop O(1): if the next deadline lies in a slot of
-// more than 64 timers spanning 64 ticks or more, whose earliest timers were
-// stopped, the driver wakes once at that slot's start to move its timers
-// down to finer slots.) When it fires, it expires every timer due by
-// then: a channel timer's value is sent at once, and AfterFunc callbacks
-// are handed, in deadline order, to the wheel's [Executor].
+// for the earliest pending deadline of all the shards. With nothing
+// pending it is stopped, so an idle wheel never wakes, and shards waiting
+// for the same tick wake once between them; scheduling a timer earlier
+// than the one it waits for moves it earlier, and stopping that one moves
+// it later. Two exceptions, where the driver wakes once with nothing due:
+// to keep Stop O(1), if the next deadline lies in a slot of more than 64
+// timers spanning 64 ticks or more, whose earliest timers were stopped, it
+// wakes at that slot's start to move its timers down to finer slots; and
+// a timer that Reset postponed lazily (see [Timer.Reset]) costs a wake at
+// its old deadline, where it is filed again, unless other timers are due
+// then. When the driver fires, it expires every timer due by then, the
+// shards due together in parallel: a channel timer's value is sent at
+// once, and AfterFunc callbacks are handed, in deadline order, to the
+// wheel's [Executor].
 //
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
-//
-// A wheel is several such wheels, shards, one per processor unless
-// [WithShards] says otherwise, each with its own lock and driver; a
-// goroutine starts its timers on the shard of the processor it runs on,
-// more or less, so that goroutines on different processors rarely contend,
-// as package time's per-processor heaps do not.
 //
 // A Wheel is safe for concurrent use.
 type Wheel struct {
@@ -50,6 +55,7 @@ type Wheel struct {
 	closed       atomic.Bool
 
 	shards []*shard
+	driver driver
 }
 
 // New returns a running wheel configured by opts. It starts no goroutine:
@@ -83,6 +89,7 @@ func New(opts ...Option) *Wheel {
 	for range cfg.shards {
 		w.shards = append(w.shards, newShard(w))
 	}
+	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
 	return w
 }
 

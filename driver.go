@@ -1,0 +1,108 @@
+package timewheel
+
+import (
+	"sync"
+
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/ticks"
+)
+
+// driver is a wheel's one callback timer of its clock, shared by the
+// shards: each shard asks it for a wake at its earliest tick (wake), and
+// it sleeps until the earliest of those, so that shards waiting for the
+// same tick wake once between them, not once each, and an idle wheel does
+// not wake at all. When it fires, it fires every shard that is due: one
+// on its own goroutine and each other on a goroutine of its own, so that
+// shards due together expire their timers in parallel. (On a clock other
+// than the real one, it fires them one after the other on its own
+// goroutine, so that a test's Advance returns with every due callback
+// run by an inline executor.)
+type driver struct {
+	w      *Wheel
+	mu     sync.Mutex
+	timer  clock.Timer // guarded by mu; nil until first set
+	armed  int64       // guarded by mu; tick the timer is set for, or notArmed
+	shards []*shard
+}
+
+// move tells the driver a shard's wake moved from tick old to tick when
+// (either may be notArmed); ns is a clock reading no later than now. The
+// driver is set earlier if when is earlier than its tick, and for the
+// shards' earliest if it was set for old, so that it never wakes for
+// nothing. It is called with the shard's lock held: shard locks come
+// before the driver's.
+func (d *driver) move(old, when, ns int64) {
+	d.mu.Lock()
+	switch {
+	case when < d.armed:
+		d.setLocked(when, ns)
+	case old == d.armed && old != notArmed:
+		d.resetLocked()
+	}
+	d.mu.Unlock()
+}
+
+// resetLocked sets the driver for the earliest tick any shard waits for,
+// or stops it if none does. O(shards).
+func (d *driver) resetLocked() {
+	next := int64(notArmed)
+	for _, s := range d.shards {
+		next = min(next, s.armed.Load())
+	}
+	switch {
+	case next == notArmed:
+		d.armed = notArmed
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+	case next != d.armed:
+		d.setLocked(next, d.w.since())
+	}
+}
+
+func (d *driver) setLocked(when, ns int64) {
+	d.armed = when
+	sleep := ticks.Until(when, ns, d.w.tick)
+	if d.timer == nil {
+		d.timer = d.w.clock.AfterFunc(sleep, d.fire)
+	} else {
+		d.timer.Reset(sleep)
+	}
+}
+
+// fire is the clock timer's callback: it fires the shards due by now and
+// sets itself for the earliest tick of those that are not (a shard it
+// fires sets it again for its own next tick). A shard is claimed for
+// firing by a compare-and-swap of its wake tick, so that a shard is
+// handed to one goroutine per wake.
+func (d *driver) fire() {
+	d.mu.Lock()
+	d.armed = notArmed
+	d.mu.Unlock()
+	defer func() {
+		// Also when a callback panics through an inline executor: the
+		// shards not reached yet are still waiting for a wake.
+		d.mu.Lock()
+		d.resetLocked()
+		d.mu.Unlock()
+	}()
+	now := d.w.since() / int64(d.w.tick)
+	var mine *shard
+	for _, s := range d.shards {
+		if a := s.armed.Load(); a <= now && s.armed.CompareAndSwap(a, notArmed) {
+			switch {
+			case !d.w.real:
+				s.fire() // a test clock: every due callback has run when Advance returns
+			case mine != nil:
+				go mine.fire()
+				mine = s
+			default:
+				mine = s
+			}
+		}
+	}
+	if mine != nil {
+		mine.fire()
+	}
+}
+
