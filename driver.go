@@ -105,4 +105,3 @@ func (d *driver) fire() {
 		mine.fire()
 	}
 }
-
