@@ -27,5 +27,8 @@ func After(d time.Duration) <-chan time.Time { return Default().After(d) }
 // NewTicker is Default().NewTicker: a drop-in for time.NewTicker.
 func NewTicker(d time.Duration) *Ticker { return Default().NewTicker(d) }
 
+// Tick is Default().Tick: a drop-in for time.Tick, nil for d ≤ 0.
+func Tick(d time.Duration) <-chan time.Time { return Default().Tick(d) }
+
 // Sleep is Default().Sleep: a drop-in for time.Sleep.
 func Sleep(d time.Duration) { Default().Sleep(d) }

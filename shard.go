@@ -191,28 +191,23 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 }
 
 // The casts in expireLocked rely on an Entry being at offset 0 of a
-// Timer, and a Timer at offset 0 of a Ticker: these fail to compile
-// (index out of range) if a field is put before them.
+// Timer, and a Timer at offset 0 of a node and of a chanTimer: these fail
+// to compile (index out of range) if a field is put before them.
 var (
 	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
-	_ = [1]struct{}{}[unsafe.Offsetof(Ticker{}.t)]
+	_ = [1]struct{}{}[unsafe.Offsetof(node{}.t)]
+	_ = [1]struct{}{}[unsafe.Offsetof(chanTimer{}.Timer)]
 )
 
 // expireLocked handles one timer the engine has expired at clock reading
 // ns (nanoseconds since the epoch).
 func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
 	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
-	switch {
-	case t.f != nil:
+	if t.f != nil {
 		s.batch = append(s.batch, t.f)
-	case t.C != nil:
-		select {
-		case t.sendC() <- sent:
-		default:
-		}
-	default:
-		(*Ticker)(unsafe.Pointer(t)).expireLocked(ns, sent) // t is the first field of a Ticker
+		return
 	}
+	(*node)(unsafe.Pointer(t)).expireLocked(ns, sent) // f nil: t is the first field of a node
 }
 
 // close drops the shard's pending timers, stops its driver and waits for

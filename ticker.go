@@ -2,8 +2,6 @@ package timewheel
 
 import (
 	"time"
-
-	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // Ticker holds a channel that delivers the current time at intervals, like
@@ -19,13 +17,14 @@ import (
 // late driver the next tick is the first grid point after now. A period
 // shorter than the wheel's tick sends at most one tick per wheel tick.
 //
+// As in Go 1.23, a Ticker that nothing references any more (not the
+// Ticker, not C, and no goroutine blocked receiving from C) is collected
+// and stops ticking, even if it was never stopped.
+//
 // A Ticker is safe for concurrent use.
 type Ticker struct {
-	t      Timer // first: the wheel's link; t.f and t.C nil mark a Ticker
-	C      <-chan time.Time
-	c      chan time.Time
-	period int64 // nanoseconds; guarded by t.s.mu
-	next   int64 // the grid point pending, nanoseconds since the wheel's epoch; guarded by t.s.mu
+	C <-chan time.Time // the channel on which the ticks are delivered
+	n *node            // the wheel's node; nil for a Ticker not made by NewTicker
 }
 
 // NewTicker returns a new Ticker that sends the current time on its
@@ -36,22 +35,27 @@ func (w *Wheel) NewTicker(d time.Duration) *Ticker {
 		panic(badDuration("NewTicker", "interval", d))
 	}
 	c := make(chan time.Time, 1)
-	tk := &Ticker{C: c, c: c, t: Timer{s: w.shard()}, period: int64(d)}
-	s := tk.t.s
+	s := w.shard()
+	tk := &Ticker{C: c, n: newNode(s, c)}
+	tk.n.period = int64(d)
 	ns := w.since()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
-		tk.scheduleLocked(ns)
+		tk.n.startGridLocked(ns)
 	}
 	return tk
 }
 
-// scheduleLocked starts the grid at clock reading ns: the first tick is
-// one period later.
-func (tk *Ticker) scheduleLocked(ns int64) {
-	tk.next = ticks.Add(ns, tk.period)
-	tk.t.s.scheduleLocked(&tk.t.e, ticks.Ceil(tk.next, tk.t.s.w.tick), ns)
+// Tick is NewTicker(d).C, for a caller that never stops the ticker: since
+// an unreferenced Ticker is collected, the ticker goes once nothing
+// receives from the channel any more. Tick returns nil if d is not
+// positive, as package time's does. The complexity is O(1).
+func (w *Wheel) Tick(d time.Duration) <-chan time.Time {
+	if d <= 0 {
+		return nil
+	}
+	return w.NewTicker(d).C
 }
 
 // Stop turns off the ticker. No tick is received from C after Stop
@@ -59,13 +63,13 @@ func (tk *Ticker) scheduleLocked(ns int64) {
 // NewTicker (such as &Ticker{C: c}, a fake in a test) does nothing, as
 // package time's does. The complexity is O(1).
 func (tk *Ticker) Stop() {
-	s := tk.t.s
-	if s == nil {
+	if tk.n == nil {
 		return
 	}
+	s := tk.n.t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cancelLocked(&tk.t.e)
+	s.cancelLocked(&tk.n.t.e)
 	drain(tk.C)
 }
 
@@ -75,39 +79,20 @@ func (tk *Ticker) Stop() {
 // positive, or if the Ticker was not made by NewTicker, as package time's
 // does; on a closed wheel it schedules nothing. The complexity is O(1).
 func (tk *Ticker) Reset(d time.Duration) {
-	s := tk.t.s
-	if s == nil {
+	if tk.n == nil {
 		panic("timewheel: Reset called on uninitialized Ticker")
 	}
 	if d <= 0 {
 		panic(badDuration("Ticker.Reset", "interval", d))
 	}
+	s := tk.n.t.s
 	ns := s.w.since()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cancelLocked(&tk.t.e)
+	s.cancelLocked(&tk.n.t.e)
 	drain(tk.C)
-	tk.period = int64(d)
+	tk.n.period = int64(d)
 	if !s.closed {
-		tk.scheduleLocked(ns)
+		tk.n.startGridLocked(ns)
 	}
-}
-
-// expireLocked sends a tick and schedules the next one on the grid: the
-// first grid point after ns, the driver's clock reading, so that a late
-// driver skips ticks instead of bunching them.
-func (tk *Ticker) expireLocked(ns int64, sent time.Time) {
-	select {
-	case tk.c <- sent:
-	default:
-	}
-	if ns >= tk.next {
-		k := (ns-tk.next)/tk.period + 1 // periods to the first grid point after ns
-		if k > (1<<63-1-tk.next)/tk.period {
-			tk.next = 1<<63 - 1 // the grid has run off the end of time
-		} else {
-			tk.next += tk.period * k
-		}
-	}
-	tk.t.s.q.Insert(&tk.t.e, ticks.Ceil(tk.next, tk.t.s.w.tick))
 }

@@ -18,21 +18,39 @@ import (
 // 1.23's timer channels report a capacity and length of zero; so len(C)
 // shows a value waiting to be received.
 //
+// As in Go 1.23, a channel Timer that nothing references any more (not
+// the Timer, not C, and no goroutine blocked receiving from C) is removed
+// from the wheel and collected, even if it was never stopped: the wheel
+// holds only a small node with a weak pointer to C (see node). An
+// AfterFunc timer stays pending until it fires or is stopped, as in
+// package time.
+//
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
-// AfterFunc timer; a channel timer adds its channel.
+// AfterFunc timer; a channel timer takes more, see [Wheel.NewTimer].
 type Timer struct {
-	e queue.Entry // first: the wheel's link to the Timer; see expireLocked
+	e queue.Entry // first: the wheel's link to an AfterFunc Timer; see expireLocked
 	// C is the channel on which the time is delivered. It is nil for a
 	// Timer made by AfterFunc.
 	C <-chan time.Time
-	f func() // AfterFunc's callback; nil for a channel Timer or a Ticker
+	f func() // AfterFunc's callback; nil for a channel Timer and a node
 	s *shard // the shard the timer was started on
 }
 
-// sendC returns C with its send direction: C is made bidirectional and
-// only ever stored receive-only.
-func (t *Timer) sendC() chan time.Time {
-	return *(*chan time.Time)(unsafe.Pointer(&t.C))
+// chanTimer is what NewTimer allocates: the Timer the user holds, and the
+// node the wheel holds for it. Every Timer with C set and s set is the
+// first field of a chanTimer.
+type chanTimer struct {
+	Timer
+	n *node
+}
+
+// entry returns the wheel's link to t: t's own for an AfterFunc timer, its
+// node's for a channel timer.
+func (t *Timer) entry() *queue.Entry {
+	if t.C == nil {
+		return &t.e
+	}
+	return &(*chanTimer)(unsafe.Pointer(t)).n.t.e // C and s set: made by NewTimer
 }
 
 // AfterFunc waits for the duration to elapse and then calls f through the
@@ -51,10 +69,17 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // NewTimer creates a new Timer that will send the current time on its
 // channel after at least duration d. A d of zero or less means now. The
 // complexity is O(1).
+//
+// A channel timer costs more than an AfterFunc timer: besides its channel,
+// a node for the wheel to hold, a weak pointer to the channel and a
+// cleanup that removes the node once the channel is collected (see
+// [Timer]); BenchmarkChanTimer measures it beside package time.
 func (w *Wheel) NewTimer(d time.Duration) *Timer {
-	t := &Timer{C: make(chan time.Time, 1), s: w.shard()}
-	t.s.start(&t.e, d)
-	return t
+	c := make(chan time.Time, 1)
+	s := w.shard()
+	t := &chanTimer{Timer: Timer{C: c, s: s}, n: newNode(s, c)}
+	s.start(&t.n.t.e, d)
+	return &t.Timer
 }
 
 // After waits for the duration to elapse and then sends the current time
@@ -94,7 +119,7 @@ func (t *Timer) Stop() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pending := s.cancelLocked(&t.e)
+	pending := s.cancelLocked(t.entry())
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
@@ -121,7 +146,8 @@ func (t *Timer) Reset(d time.Duration) bool {
 		panic("timewheel: Reset called on uninitialized Timer")
 	}
 	when, ns := s.w.deadline(d)
-	if t.e.Postpone(when) {
+	e := t.entry()
+	if e.Postpone(when) {
 		// Pending and not yet claimed by the driver, so no value of
 		// this arming was sent on C, and every earlier one was taken
 		// back by the Stop or Reset that armed it again.
@@ -129,12 +155,12 @@ func (t *Timer) Reset(d time.Duration) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pending := s.cancelLocked(&t.e)
+	pending := s.cancelLocked(e)
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
 	if !s.closed {
-		s.scheduleLocked(&t.e, when, ns)
+		s.scheduleLocked(e, when, ns)
 	}
 	return pending
 }

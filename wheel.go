@@ -121,8 +121,10 @@ func (w *Wheel) Err() error {
 	return nil
 }
 
-// Tick returns the wheel's tick, the granularity of its deadlines.
-func (w *Wheel) Tick() time.Duration { return w.tick }
+// Resolution returns the wheel's tick, the granularity of its deadlines
+// (see [WithTick]). (It was named Tick before Tick took package time's
+// meaning.)
+func (w *Wheel) Resolution() time.Duration { return w.tick }
 
 // Len returns the number of pending timers and tickers. The complexity is
 // O(1) per shard.

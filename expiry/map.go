@@ -71,7 +71,7 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 	}
 	m := &Map[K, V]{
 		w:            cfg.wheel,
-		gran:         int64(max(cfg.granularity, cfg.wheel.Tick())),
+		gran:         int64(max(cfg.granularity, cfg.wheel.Resolution())),
 		capacity:     cfg.capacity,
 		inline:       cfg.inline,
 		panicHandler: cfg.panicHandler,
