@@ -13,10 +13,10 @@ import (
 //
 // Stop and Reset follow package time's Go 1.23 semantics: once either has
 // returned, no value sent for an earlier deadline can be received from C,
-// and they return true when that value had not been received yet. One
-// difference remains: C has a buffer of one, as before Go 1.23, where Go
-// 1.23's timer channels report a capacity and length of zero; so len(C)
-// shows a value waiting to be received.
+// and they return true when that value had not been received yet. C has a
+// buffer of one, as before Go 1.23, where Go 1.23's timer channels report
+// a capacity and length of zero; so len(C) shows a value waiting to be
+// received. (The package doc lists every difference from package time.)
 //
 // As in Go 1.23, a channel Timer that nothing references any more (not
 // the Timer, not C, and no goroutine blocked receiving from C) is removed
