@@ -261,15 +261,8 @@ func (l *Loop) wait() {
 	}
 }
 
-// nowTick returns the tick the clock is in now.
-func (l *Loop) nowTick() int64 { return int64(l.clock.Since(l.epoch)) / int64(l.tick) }
-
-// deadline returns the tick at which a timer started now with timeout d
-// falls due: rounded up, never early, saturated at the end of time. Zero
-// or negative means due now.
-func (l *Loop) deadline(d time.Duration) int64 {
-	return ticks.Deadline(int64(l.clock.Since(l.epoch)), d, l.tick)
-}
+// since returns the time since the loop's epoch, in nanoseconds.
+func (l *Loop) since() int64 { return int64(l.clock.Since(l.epoch)) }
 
 // runTimers relies on an Entry being at offset 0 of a Timer: this fails
 // to compile (index out of range) if a field is put before it.
@@ -280,7 +273,8 @@ var _ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
 // same pass, which then do not run. If a callback panics, the timers of
 // the pass that have not run are made due again.
 func (l *Loop) runTimers() int {
-	now := l.nowTick()
+	ns := l.since()
+	now := ns / int64(l.tick)
 	l.q.Expire(now, func(e *queue.Entry) {
 		t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 		t.batched = true
@@ -308,7 +302,8 @@ func (l *Loop) runTimers() int {
 			// Re-armed just before its own callback, as libuv's
 			// uv__run_timers does: a timer an earlier callback of this
 			// pass started for the same tick runs before its next run.
-			l.q.Insert(&t.e, l.after(now, t.repeat))
+			t.next = nextOnGrid(t.next, int64(t.repeat), ns)
+			l.q.Insert(&t.e, ticks.Ceil(t.next, l.tick))
 		}
 		t.sync()
 		ran++
@@ -317,13 +312,18 @@ func (l *Loop) runTimers() int {
 	return ran
 }
 
-// after returns the tick d after tick now, rounded up and saturated.
-func (l *Loop) after(now int64, d time.Duration) int64 {
-	n := (int64(d)-1)/int64(l.tick) + 1
-	if now > math.MaxInt64-n {
+// nextOnGrid returns the first point after ns of the grid through last
+// with the given period, all in nanoseconds, saturated at the end of time:
+// a late pass skips runs instead of bunching them.
+func nextOnGrid(last, period, ns int64) int64 {
+	if ns < last {
+		return ticks.Add(last, period)
+	}
+	k := (ns-last)/period + 1
+	if k > (math.MaxInt64-last)/period {
 		return math.MaxInt64
 	}
-	return now + n
+	return last + period*k
 }
 
 // runPosted runs the functions posted before it started, in order.

@@ -354,3 +354,32 @@ func TestWithTick(t *testing.T) {
 		t.Fatalf("a 1.5s timer on a 1s tick fired at %v, want 2s", at)
 	}
 }
+
+// TestRepeatKeepsItsRate: a repeating timer whose repeat is not a whole
+// number of ticks keeps to its exact grid, each run rounded up to the
+// tick, as the scheduler's Ticker does: 666 runs of 1.5 ms in a second
+// (on the old tick grid, 1.5 ms rounded to 2 ms: 500), none early.
+func TestRepeatKeepsItsRate(t *testing.T) {
+	for _, tc := range []struct {
+		tick, repeat time.Duration
+		want         int
+	}{
+		{time.Millisecond, 1500 * time.Microsecond, 666},
+		{time.Millisecond, 10250 * time.Microsecond, 97},
+		{10 * time.Millisecond, 10250 * time.Microsecond, 97},
+	} {
+		clk := clock.NewVirtual(start)
+		l := loop.New(loop.WithClock(clk), loop.WithTick(tc.tick))
+		runs := 0
+		l.Every(tc.repeat, func() {
+			runs++
+			if due := time.Duration(runs) * tc.repeat; clk.Now().Sub(start) < due {
+				t.Fatalf("run %d at %v, before its grid point %v", runs, clk.Now().Sub(start), due)
+			}
+		})
+		drive(l, clk, time.Second)
+		if runs != tc.want {
+			t.Errorf("tick %v, repeat %v: %d runs in a second, want %d", tc.tick, tc.repeat, runs, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/timewheel/timewheel/internal/ticks"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -25,6 +26,7 @@ type Timer struct {
 	l       *Loop
 	f       func()
 	repeat  time.Duration
+	next    int64 // the grid point of the pending run, nanoseconds since the loop's epoch
 	started bool // Start has been called
 	batched bool // expired in the current pass, callback not yet run
 	active  bool // counted as active: pending or batched
@@ -61,7 +63,11 @@ func (l *Loop) Every(d time.Duration, f func()) *Timer {
 
 // Start starts the timer, as uv_timer_start: its callback runs timeout
 // from now (zero or negative: on the next pass) and then, if repeat is
-// positive, every repeat. A timer already active is restarted. Timers due
+// positive, every repeat. Unlike libuv, whose repeats start from the time
+// each run was due to run, the runs keep to the exact grid of the repeat
+// from the start, each point rounded up to the loop's tick, so a repeat
+// that is not a whole number of ticks keeps its rate; a pass that comes
+// late runs the timer once and goes on at the next grid point. A timer already active is restarted. Timers due
 // at the same tick run in the order they were started. Start panics if
 // repeat is negative. The complexity is O(1).
 func (t *Timer) Start(timeout, repeat time.Duration) {
@@ -76,7 +82,9 @@ func (t *Timer) Start(timeout, repeat time.Duration) {
 	t.batched = false
 	t.repeat = repeat
 	t.started = true
-	l.q.Insert(&t.e, l.deadline(timeout))
+	ns := l.since()
+	t.next = ticks.Add(ns, int64(max(timeout, 0)))
+	l.q.Insert(&t.e, ticks.Deadline(ns, timeout, l.tick))
 	t.sync()
 }
 
