@@ -220,15 +220,16 @@ func heapInUse() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// BenchmarkW7Parallel: goroutines (GOMAXPROCS of them) churning timers at
-// once on one wheel, against package time, and on a wheel with four shards
-// per processor (fewer collisions than one each).
+// BenchmarkW7Parallel: goroutines (GOMAXPROCS of them: run with -cpu 1,2
+// for one and two) churning timers at once on one wheel with default
+// options (a shard per processor), against package time, and on a wheel
+// of one shard, one lock for all.
 func BenchmarkW7Parallel(b *testing.B) {
 	sharded := struct {
 		name string
 		make func() (func(time.Duration, func()) stopper, func())
-	}{"timewheel-sharded", func() (func(time.Duration, func()) stopper, func()) {
-		w := timewheel.New(timewheel.WithShards(4 * runtime.GOMAXPROCS(0)))
+	}{"timewheel-1shard", func() (func(time.Duration, func()) stopper, func()) {
+		w := timewheel.New(timewheel.WithShards(1))
 		return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, func() { w.Close() }
 	}}
 	for _, impl := range append(impls[:len(impls):len(impls)], sharded) {
@@ -372,7 +373,16 @@ func BenchmarkStopEarliest(b *testing.B) {
 //   - op=list-move: the floor for W2: unlink a random one and append it
 //     again, allocating nothing;
 //   - op=time-reset: (*time.Timer).Reset of one timer, package time's
-//     cheapest operation, for comparison.
+//     cheapest operation, for comparison;
+//   - op=clock+cas: the floor of a lazy Reset (W2), which reads the clock
+//     once and moves a deadline with one compare-and-swap;
+//   - op=clock+touch: the floor of any Reset of a random one of n pending
+//     timers at scale: pick a random one of n stopper interfaces from a
+//     slice, as W2 does, read the clock, and compare-and-swap a word of
+//     the 48-byte object behind it through a method call. The clock read
+//     orders the processor's loads (its rdtsc is fenced), so the two cache
+//     misses of one operation cannot overlap those of the next: package
+//     time's Reset and ours both pay them in full.
 func BenchmarkFloor(b *testing.B) {
 	epoch := time.Now()
 	var sink int64
@@ -435,6 +445,26 @@ func BenchmarkFloor(b *testing.B) {
 			})
 		}
 	}
+	b.Run("op=clock+cas", func(b *testing.B) {
+		var word atomic.Int64
+		for b.Loop() {
+			d := int64(time.Since(epoch)) + int64(30*time.Second)
+			old := word.Load()
+			word.CompareAndSwap(old, max(old, d/int64(time.Millisecond)))
+		}
+	})
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("op=clock+touch/n=%.0e", float64(n)), func(b *testing.B) {
+			objs := make([]toucher, n)
+			for i := range objs {
+				objs[i] = &touchObj{epoch: epoch}
+			}
+			r := rng(n)
+			for b.Loop() {
+				objs[r.next()%uint64(n)].touch()
+			}
+		})
+	}
 	b.Run("op=time-reset", func(b *testing.B) {
 		t := time.AfterFunc(time.Hour, noop)
 		defer t.Stop()
@@ -444,5 +474,121 @@ func BenchmarkFloor(b *testing.B) {
 	})
 	if sink == 42 {
 		b.Log(sink) // keeps sink, and so the measured work, alive
+	}
+}
+
+// toucher and touchObj are BenchmarkFloor's op=touch: an interface call
+// and a compare-and-swap on a 48-byte object, as a Reset is.
+type toucher interface{ touch() }
+
+type touchObj struct {
+	epoch time.Time // 24 bytes
+	word  atomic.Int64
+	_     [2]uintptr
+}
+
+func (o *touchObj) touch() {
+	d := int64(time.Since(o.epoch)) / int64(time.Millisecond)
+	old := o.word.Load()
+	o.word.CompareAndSwap(old, max(old, d))
+}
+
+// BenchmarkChanTimer: what a channel timer costs, made and stopped (op=
+// stop) or made and dropped (op=drop, as <-After(d) leaves it when
+// something else is selected; the collector removes it), beside package
+// time's: the node, weak pointer and cleanup that let a forgotten timer be
+// collected are paid here, not by AfterFunc timers.
+func BenchmarkChanTimer(b *testing.B) {
+	w := timewheel.New()
+	defer w.Close()
+	type timer interface{ Stop() bool }
+	for _, impl := range []struct {
+		name string
+		new  func(time.Duration) timer
+	}{
+		{"timewheel", func(d time.Duration) timer { return w.NewTimer(d) }},
+		{"time", func(d time.Duration) timer { return time.NewTimer(d) }},
+	} {
+		b.Run("op=stop/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				impl.new(time.Hour).Stop()
+			}
+		})
+		b.Run("op=drop/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				impl.new(time.Hour)
+			}
+		})
+	}
+}
+
+// scaleSizes are BenchmarkScale's: from a thousand to ten million pending.
+var scaleSizes = []int{1e3, 1e4, 1e5, 1e6, 1e7}
+
+// BenchmarkScale reports W1 (churn) and W2 (refresh) from 1e3 to 1e7
+// pending, for the scheduler, package time and the bare engine, so that
+// the growth of the cost per operation with n shows in one run. It takes
+// minutes and gigabytes at 1e7: run it on its own,
+//
+//	go test -run '^$' -bench Scale -benchtime 200000x -count 3 .
+func BenchmarkScale(b *testing.B) {
+	for _, n := range scaleSizes {
+		for _, impl := range impls {
+			b.Run(fmt.Sprintf("op=churn/n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
+				after, cleanup := impl.make()
+				defer cleanup()
+				r := rng(n)
+				timers := preload(after, &r, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					i := r.next() % uint64(n)
+					timers[i].Stop()
+					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+				}
+				b.StopTimer()
+				stopAll(timers)
+			})
+			b.Run(fmt.Sprintf("op=refresh/n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
+				after, cleanup := impl.make()
+				defer cleanup()
+				r := rng(n)
+				timers := preload(after, &r, n)
+				for b.Loop() {
+					timers[r.next()%uint64(n)].Reset(30 * time.Second)
+				}
+				b.StopTimer()
+				stopAll(timers)
+			})
+		}
+		b.Run(fmt.Sprintf("op=churn/n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
+			q := queue.NewWheel()
+			r := rng(n)
+			entries := make([]*queue.Entry, n)
+			for i := range entries {
+				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+			}
+			for b.Loop() {
+				i := r.next() % uint64(n)
+				q.Cancel(entries[i])
+				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+			}
+		})
+		b.Run(fmt.Sprintf("op=refresh/n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
+			q := queue.NewWheel()
+			r := rng(n)
+			entries := make([]*queue.Entry, n)
+			for i := range entries {
+				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+			}
+			now := int64(0)
+			for b.Loop() {
+				e := entries[r.next()%uint64(n)]
+				if !e.Postpone(now + 30_000) {
+					q.Reschedule(e, now+30_000)
+				}
+			}
+		})
 	}
 }
