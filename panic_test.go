@@ -88,3 +88,22 @@ func TestPanicKeepsDueNowTimerAndKeptBatch(t *testing.T) {
 		t.Fatalf("after the panic and 1h more: kept batch ran = %v, due-now timer ran = %v (Len %d, clock timers pending %d)", ranB, ranNow, w.Len(), clk.Len())
 	}
 }
+
+// TestInlinePanicKeepsSameTickTimers: a callback that panics through an
+// inline executor (recovered by whoever advanced the clock) does not lose
+// the callbacks due at the same tick after it; they run on the next
+// advance.
+func TestInlinePanicKeepsSameTickTimers(t *testing.T) {
+	w, clk := newVirtual(t)
+	w.AfterFunc(time.Second, func() { panic("boom") })
+	ran := false
+	w.AfterFunc(time.Second, func() { ran = true })
+	func() {
+		defer func() { recover() }()
+		clk.Advance(time.Second)
+	}()
+	clk.Advance(time.Hour)
+	if !ran {
+		t.Fatalf("the timer due at the same tick as the panicking one never ran (Len %d)", w.Len())
+	}
+}

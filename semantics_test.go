@@ -1,6 +1,7 @@
 package timewheel_test
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -188,4 +189,30 @@ func TestNoStaleValueUnderRace(t *testing.T) {
 			tm.Stop()
 		}
 	})
+}
+
+// TestStopResetFromCallback calls Stop and Reset, of another timer and of
+// itself, from inside an inline callback: no deadlock, the right results,
+// and the timers touched fire as rescheduled.
+func TestStopResetFromCallback(t *testing.T) {
+	w, clk := newVirtual(t)
+	var got []string
+	var other, self *timewheel.Timer
+	other = w.AfterFunc(5*time.Millisecond, func() { got = append(got, "other") })
+	self = w.AfterFunc(time.Millisecond, func() {
+		got = append(got, "self")
+		if !other.Stop() {
+			t.Error("Stop of a pending timer from a callback returned false")
+		}
+		if other.Reset(3 * time.Millisecond) {
+			t.Error("Reset of a stopped timer returned true")
+		}
+		if len(got) == 1 {
+			self.Reset(time.Millisecond)
+		}
+	})
+	clk.Advance(10 * time.Millisecond)
+	if s := strings.Join(got, ","); s != "self,self,other" {
+		t.Fatalf("fired %s; want self,self,other", s)
+	}
 }

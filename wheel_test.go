@@ -466,3 +466,45 @@ func TestEmptyingAWheelStopsTheDriver(t *testing.T) {
 		t.Fatalf("%d pending, %d clock timers armed; want 0 and 0", w.Len(), clk.Len())
 	}
 }
+
+// TestDueNowFiresAfterTimersAlreadyDue starts a timer with d = 0 at the
+// instant an earlier timer falls due but before the driver has expired
+// it: both are due at the same tick, so the one started first fires first
+// (DESIGN: Order), as with package time.
+func TestDueNowFiresAfterTimersAlreadyDue(t *testing.T) {
+	w, clk := newVirtual(t)
+	var order []string
+	// A clock callback started before the wheel's driver runs first at the
+	// same instant: the wheel's timer "first" is due then but not expired.
+	clk.AfterFunc(10*time.Millisecond, func() {
+		w.AfterFunc(0, func() { order = append(order, "second(d=0)") })
+	})
+	w.AfterFunc(10*time.Millisecond, func() { order = append(order, "first(d=10ms)") })
+	clk.Advance(10 * time.Millisecond)
+	clk.Advance(0)
+	if got := strings.Join(order, ","); got != "first(d=10ms),second(d=0)" {
+		t.Fatalf("fired in order %s; want first(d=10ms),second(d=0)", got)
+	}
+}
+
+// captureClock is a virtual clock that also hands the test the driver
+// callback the wheel registers, so that the test can call it from a
+// second goroutine as a real clock's timer goroutine would.
+type captureClock struct {
+	*clock.Virtual
+	mu sync.Mutex
+	f  func()
+}
+
+func (c *captureClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	c.mu.Lock()
+	c.f = f
+	c.mu.Unlock()
+	return c.Virtual.AfterFunc(d, f)
+}
+
+func (c *captureClock) driver() func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.f
+}

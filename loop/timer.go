@@ -27,9 +27,9 @@ type Timer struct {
 	f       func()
 	repeat  time.Duration
 	next    int64 // the grid point of the pending run, nanoseconds since the loop's epoch
-	started bool // Start has been called
-	batched bool // expired in the current pass, callback not yet run
-	active  bool // counted as active: pending or batched
+	started bool  // Start has been called
+	batched bool  // expired in the current pass, callback not yet run
+	active  bool  // counted as active: pending or batched
 	unref   bool
 }
 
