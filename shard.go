@@ -10,8 +10,9 @@ import (
 	"github.com/timewheel/timewheel/queue"
 )
 
-// shard is one engine with its lock and its driver. A wheel has one, or
-// more with WithShards; a timer belongs to the shard it was started on.
+// shard is one engine with its lock. A wheel has one per processor, or as
+// many as WithShards says; a timer belongs to the shard it was started on.
+// The wheel's one driver fires the shard at the tick it asks for (armed).
 type shard struct {
 	_ [64]byte // keep shards on cache lines of their own
 	w *Wheel
@@ -58,9 +59,9 @@ func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 }
 
 // cancelLocked removes e if pending and reports whether it was. When the
-// shard empties the driver is stopped; when e was the timer the driver
-// waits for, the driver is moved to the next one, so it never wakes for
-// nothing.
+// shard empties it withdraws its wake; when e was the timer it asked the
+// driver to wake it for, it asks for the next one instead, so that the
+// driver never wakes for nothing.
 func (s *shard) cancelLocked(e *queue.Entry) bool {
 	when := e.When()
 	if !s.q.Cancel(e) {
@@ -107,8 +108,9 @@ func (s *shard) disarmLocked() {
 	}
 }
 
-// fire is the driver: it expires every timer due by now, sets itself for
-// the next deadline and hands the due callbacks to the executor, in order.
+// fire, called by the driver, expires every timer due by now, asks the
+// driver to wake it at the next deadline and hands the due callbacks to
+// the executor, in order.
 // Only one goroutine fires a shard at a time; a call that finds another
 // firing asks it to go round again. A callback that panics through an
 // inline executor leaves the shard able to fire again, with the callbacks
