@@ -26,6 +26,7 @@ type shard struct {
 	closed    bool         // guarded by mu
 	discarded int          // guarded by mu; pending timers dropped by close
 	batch     []func()     // owned by the goroutine with firing set
+	young     []*node      // guarded by mu; nodes to promote when the next collection ends
 	_         [64]byte
 }
 
@@ -212,6 +213,18 @@ func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
 	(*node)(unsafe.Pointer(t)).expireLocked(ns, sent) // f nil: t is the first field of a node
 }
 
+// promote promotes the shard's young nodes (see node): called once at the
+// end of each garbage collection. O(nodes scheduled since the last one).
+func (s *shard) promote() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, n := range s.young {
+		n.promoteLocked()
+		s.young[i] = nil
+	}
+	s.young = s.young[:0]
+}
+
 // close drops the shard's pending timers, stops its driver and waits for
 // a fire in progress to finish.
 func (s *shard) close() {
@@ -224,6 +237,8 @@ func (s *shard) close() {
 	for s.firing {
 		s.idle.Wait()
 	}
+	clear(s.young) // nothing is pending: nothing to promote
+	s.young = s.young[:0]
 	// Callbacks kept after a panic (see recoverFire) never run now.
 	s.discarded += len(s.batch)
 	clear(s.batch)

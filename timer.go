@@ -21,9 +21,10 @@ import (
 // As in Go 1.23, a channel Timer that nothing references any more (not
 // the Timer, not C, and no goroutine blocked receiving from C) is removed
 // from the wheel and collected, even if it was never stopped: the wheel
-// holds only a small node with a weak pointer to C (see node). An
-// AfterFunc timer stays pending until it fires or is stopped, as in
-// package time.
+// holds only a small node, which holds C weakly once the timer has lived
+// through a garbage collection, so a forgotten timer goes by the second
+// collection after it was started. An AfterFunc timer stays pending until
+// it fires or is stopped, as in package time.
 //
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
 // AfterFunc timer; a channel timer takes more, see [Wheel.NewTimer].
@@ -71,14 +72,20 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // complexity is O(1).
 //
 // A channel timer costs more than an AfterFunc timer: besides its channel,
-// a node for the wheel to hold, a weak pointer to the channel and a
-// cleanup that removes the node once the channel is collected (see
-// [Timer]); BenchmarkChanTimer measures it beside package time.
+// a node for the wheel to hold, and, if it is still pending when a
+// garbage collection ends, a weak pointer to the channel and a cleanup
+// that removes the node once the channel is collected (see [Timer] and
+// node); BenchmarkChanTimer measures it beside package time.
 func (w *Wheel) NewTimer(d time.Duration) *Timer {
 	c := make(chan time.Time, 1)
 	s := w.shard()
 	t := &chanTimer{Timer: Timer{C: c, s: s}, n: newNode(s, c)}
-	s.start(&t.n.t.e, d)
+	when, ns := w.deadline(d)
+	s.mu.Lock()
+	if !s.closed {
+		t.n.scheduleLocked(when, ns)
+	}
+	s.mu.Unlock()
 	return &t.Timer
 }
 
@@ -159,8 +166,12 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
-	if !s.closed {
+	switch {
+	case s.closed:
+	case t.C == nil:
 		s.scheduleLocked(e, when, ns)
+	default:
+		(*chanTimer)(unsafe.Pointer(t)).n.scheduleLocked(when, ns)
 	}
 	return pending
 }

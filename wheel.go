@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/internal/ticks"
@@ -90,6 +91,7 @@ func New(opts ...Option) *Wheel {
 		w.shards = append(w.shards, newShard(w))
 	}
 	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
+	watchCollections(weak.Make(w))
 	return w
 }
 
@@ -228,4 +230,26 @@ func recovering(f func(), handler func(any)) func() {
 
 func badDuration(fn string, what string, d time.Duration) string {
 	return fmt.Sprintf("timewheel: %s: non-positive %s %v", fn, what, d)
+}
+
+// gcSentinel is an object whose only purpose is to be collected: see
+// watchCollections. It has a pointer field so that it is not
+// tiny-allocated, which could delay its cleanup.
+type gcSentinel struct{ _ *int }
+
+// watchCollections calls promote on each of w's shards at the end of
+// every garbage collection, for as long as w is open and referenced: a
+// new sentinel, unreachable at once, whose cleanup makes the next one.
+// It holds w weakly, so that a wheel dropped without Close is collected.
+func watchCollections(w weak.Pointer[Wheel]) {
+	runtime.AddCleanup(new(gcSentinel), func(w weak.Pointer[Wheel]) {
+		wh := w.Value()
+		if wh == nil || wh.closed.Load() {
+			return
+		}
+		for _, s := range wh.shards {
+			s.promote()
+		}
+		watchCollections(w)
+	}, w)
 }
