@@ -601,7 +601,7 @@ func BenchmarkScale(b *testing.B) {
 			r := rng(n)
 			entries := make([]*queue.Entry, n)
 			for i := range entries {
-				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+				entries[i] = q.Schedule(int64(r.between(10_000, 30_000)))
 			}
 			epoch := time.Now()
 			for b.Loop() {
