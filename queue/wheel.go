@@ -50,6 +50,19 @@ import (
 // fires early and, given a driver that calls Expire at each tick Next
 // returns, never late.
 //
+// [Entry.Postpone] moves a deadline later without re-filing the entry; the
+// wheel files it again when it reaches the slot the entry sits in. Such an
+// entry joins the timers of its new deadline behind those filed for it in
+// the meantime, so equal deadlines fire in schedule order only among
+// entries that were not postponed. Keeping the order for them too would
+// take a sequence number per entry, placed by a sorted insert when the
+// entry is filed again: eight bytes more per timer, which moves the
+// scheduler's 48-byte AfterFunc Timer into the 64-byte size class, a
+// third more memory for every pending timer, to order timers that only
+// share a tick by accident of rounding, and that callers on different
+// processors (on different shards of the scheduler) could not order
+// anyway. The order is narrowed instead, and documented where Postpone is.
+//
 // The downside of this choice is Next: when level 0 is empty, the earliest
 // deadline lies inside a coarser slot, and Next walks that slot's list to
 // find it. The wheel remembers each coarse slot's earliest deadline (and
