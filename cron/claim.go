@@ -73,7 +73,7 @@ func (p ClaimPolicy) String() string {
 
 // claim reports whether this scheduler is to run j's run at at: always,
 // without a Claimer; else if the claim succeeded, or failed under
-// AtLeastOnce. It is called on the run's goroutine, never with s.mu held,
+// AtLeastOnce before Stop gave up. It is called on the run's goroutine, never with s.mu held,
 // and waits for the Claimer at most the claim timeout.
 func (s *Scheduler) claim(j *Job, at time.Time) bool {
 	if s.claimer == nil {
@@ -90,7 +90,8 @@ func (s *Scheduler) claim(j *Job, at time.Time) bool {
 	}
 	s.count(j, Stats{ClaimErrors: 1})
 	s.claimErr(j.name, at.In(j.loc), err)
-	return j.claimPolicy == AtLeastOnce
+	// A claim cut short because Stop gave up waiting starts no run.
+	return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
 }
 
 func logClaimError(job string, at time.Time, err error) {

@@ -186,6 +186,35 @@ func TestClaimTimeout(t *testing.T) {
 	})
 }
 
+// A claim cut short because Stop gave up waiting starts no run, even
+// under AtLeastOnce (here the scheduler's policy).
+func TestClaimCutShortByStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := blockingClaims{started: make(chan string, 10)}
+		var handled claimErrors
+		f := newGoroutineFixture(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), cron.WithClaimer(store),
+			cron.WithClaimPolicy(cron.AtLeastOnce), cron.WithClaimErrorHandler(handled.handle))
+		ran := make(chan time.Time, 1)
+		f.s.Add("job", "@every 1m", func(_ context.Context, at time.Time) { ran <- at })
+		f.clk.Advance(time.Minute)
+		<-store.started
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := f.s.Stop(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Stop with a claim pending and a done context: %v", err)
+		}
+		if err := f.s.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(ran) != 0 {
+			t.Error("the run started after Stop gave up")
+		}
+		if st := f.s.Stats(); st != (cron.Stats{ClaimErrors: 1}) || len(handled.take()) != 1 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}
+
 // With a claimer, "@every d" runs on the grid of multiples of d since the
 // Unix epoch, whenever the job was added; without one, every d from when
 // it was added.

@@ -74,15 +74,16 @@ func WithPanicHandler(h func(job string, v any)) Option {
 // job's [ClaimPolicy].
 //
 // Every replica must name the same instants. Calendar specs do. So that
-// "@every d" schedules do too, with a Claimer they run on a grid aligned
-// to the Unix epoch, at the instants whose Unix time is a multiple of d,
-// instead of every d from when the job was added: "@every 10m" runs at
-// :00, :10, :20 … of each hour UTC, whenever each replica started; a d
-// that does not divide a day falls where the grid does ("@every 25m" at
-// 0:15, 0:40, 1:05 … UTC on 2026-01-01). A
-// Schedule of one's own (AddSchedule) must likewise be a function of its
-// argument alone. Runs that Restore catches up are claimed as well, so
-// that replicas restarting together run a missed run once.
+// "@every d" schedules (and robfig/cron's Every given to AddSchedule) do
+// too, with a Claimer they run on a grid aligned to the Unix epoch, at
+// the instants whose Unix time is a multiple of d, instead of every d
+// from when the job was added: "@every 10m" runs at :00, :10, :20 … of
+// each hour UTC, whenever each replica started; a d that does not divide
+// a day falls where the grid does ("@every 25m" at 0:15, 0:40, 1:05 …
+// UTC on 2026-01-01). A Schedule of one's own (AddSchedule) must likewise
+// be a function of its argument alone. Runs that Restore catches up are
+// claimed as well, so that replicas restarting together run a missed run
+// once.
 //
 // A replica that claims a run and then dies, or whose process is killed
 // while the run is going, loses that run: no other replica runs it. That
