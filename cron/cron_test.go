@@ -335,49 +335,6 @@ func TestRemove(t *testing.T) {
 	}
 }
 
-// A job that panics is reported and goes on running, and so do the others,
-// inline and on goroutines alike.
-func TestPanic(t *testing.T) {
-	for _, inline := range []bool{true, false} {
-		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
-			var mu sync.Mutex
-			var panics []string
-			handler := cron.WithPanicHandler(func(job string, v any) {
-				mu.Lock()
-				panics = append(panics, fmt.Sprint(job, ": ", v))
-				mu.Unlock()
-			})
-			newF := newGoroutineFixture
-			if inline {
-				newF = newFixture
-			}
-			f := newF(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), handler)
-			// Allow: on goroutines, a run may not have returned when
-			// the next falls due.
-			allow := cron.WithOverlap(cron.Allow)
-			boom, _ := f.s.Add("boom", "@every 1m", func(context.Context, time.Time) { panic("oops") }, allow)
-			ok := f.add("ok", "@every 1m", allow)
-			for range 3 {
-				f.clk.Advance(time.Minute)
-			}
-			if err := f.s.Stop(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if n := len(ok.take()); n != 3 {
-				t.Fatalf("ok ran %d times", n)
-			}
-			if st := boom.Stats(); st.Runs != 3 || st.Panics != 3 {
-				t.Fatalf("boom stats %+v", st)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !slices.Equal(panics, []string{"boom: oops", "boom: oops", "boom: oops"}) {
-				t.Fatalf("panics %v", panics)
-			}
-		})
-	}
-}
-
 // blocker is a job whose runs announce themselves and then wait for
 // release.
 type blocker struct {
@@ -439,32 +396,5 @@ func TestOverlap(t *testing.T) {
 				t.Fatalf("stats %+v", st)
 			}
 		})
-	}
-}
-
-func TestStopWaits(t *testing.T) {
-	f := newGoroutineFixture(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	started := make(chan struct{})
-	j, _ := f.s.Add("stubborn", "@every 1m", func(ctx context.Context, _ time.Time) {
-		close(started)
-		<-ctx.Done() // returns only when Stop gives up
-	})
-	f.clk.Advance(time.Minute)
-	<-started
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err := f.s.Stop(ctx)
-	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "cron: Stop: 1 runs still going") {
-		t.Fatalf("Stop with a done context: %v", err)
-	}
-	if err := f.s.Stop(context.Background()); err != nil { // the job saw its ctx end
-		t.Fatal(err)
-	}
-	if st := j.Stats(); st.Runs != 1 || !j.Next().IsZero() {
-		t.Fatalf("after Stop: %+v, next %v", st, j.Next())
-	}
-	f.clk.Advance(time.Hour)
-	if st := j.Stats(); st.Runs != 1 {
-		t.Fatalf("ran after Stop: %+v", st)
 	}
 }

@@ -55,6 +55,31 @@
 // A run that falls due late, because the process was stalled, runs once;
 // the runs it missed after that are not made up.
 //
+// # Across replicas
+//
+// A service that runs in three replicas, each with the same jobs, would
+// run each job three times. [WithClaimer] makes each run happen once: a
+// run is named by its job and the instant it was scheduled for, which is
+// the same on every replica; each replica claims it from a store they
+// share, and only the replica whose claim succeeds runs it. The claim is
+// never released. That is what makes it hold where lock-and-release does
+// not: with a lock taken for the run and released after it, a job that
+// takes a millisecond is done and unlocked before a replica whose clock is
+// a second behind fires, and that replica runs it again. A claim is still
+// there when the late replica asks, however late, until the claim
+// expires, which must be long after any skew.
+//
+//	c := redisclaim.New(rdb) // module github.com/timewheel/timewheel/cron/redisclaim
+//	s := cron.New(cron.WithClaimer(c))
+//	s.Add("invoices", "0 9 12 * *", billMonth, cron.OnClaimFailure(cron.AtLeastOnce))
+//
+// Claims are made on the run's goroutine, with a timeout, and a store
+// that fails is a [ClaimPolicy]: skip the run (AtMostOnce, the default)
+// or run it anyway (AtLeastOnce). With a claimer, "@every" runs on a grid
+// aligned to the Unix epoch, so that replicas started at different times
+// name the same instants. A replica that claims a run and dies loses it.
+// The single-process scheduler, without a claimer, needs none of this.
+//
 // # Testing
 //
 // Jobs are tested on a [clock.Virtual] with a wheel whose executor is

@@ -118,3 +118,40 @@ func ExampleScheduler_Snapshot() {
 	// backup for Jan 6 03:00 ran at Jan 6 12:00
 	// backup for Jan 7 03:00 ran at Jan 7 03:00
 }
+
+// Two replicas of a service share a Claimer, so each run of their jobs
+// happens once, on the replica that claims it first. Here the claimer is
+// memClaims, a set of claimed runs under a lock (claim_test.go); across
+// processes, the module cron/redisclaim claims on Redis.
+func ExampleWithClaimer() {
+	claims := newMemClaims()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	replica := func(name string) (*clock.Virtual, *cron.Scheduler) {
+		clk := clock.NewVirtual(start)
+		w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+		s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithLocation(time.UTC), cron.WithClaimer(claims))
+		s.Add("report", "0 9 * * *", func(_ context.Context, at time.Time) {
+			fmt.Println(name, "ran the report of", at.Format("Jan 2 15:04"))
+		})
+		return clk, s
+	}
+	aClk, a := replica("a")
+	bClk, b := replica("b")
+	defer a.Stop(context.Background())
+	defer b.Stop(context.Background())
+
+	nine := func(day int) time.Time { return time.Date(2026, 1, day, 9, 0, 0, 0, time.UTC) }
+	aClk.AdvanceTo(nine(1)) // a's clock reaches 9:00 first on the 1st,
+	bClk.AdvanceTo(nine(1))
+	bClk.AdvanceTo(nine(2)) // b's on the 2nd
+	aClk.AdvanceTo(nine(2))
+	for name, s := range map[string]*cron.Scheduler{"a": a, "b": b} {
+		st := s.Stats()
+		fmt.Printf("%s: %d run, %d claimed by the other\n", name, st.Runs, st.ClaimsLost)
+	}
+	// Unordered output:
+	// a ran the report of Jan 1 09:00
+	// b ran the report of Jan 2 09:00
+	// a: 1 run, 1 claimed by the other
+	// b: 1 run, 1 claimed by the other
+}

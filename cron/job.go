@@ -19,6 +19,8 @@ type Job struct {
 	overlap Overlap
 	timer   *timewheel.Timer // set for next; its callback is fire
 
+	claimPolicy ClaimPolicy
+
 	next    time.Time   // guarded by s.mu; zero when no run is left
 	running int         // guarded by s.mu; runs of this job in progress
 	queue   []time.Time // guarded by s.mu; runs waiting, under Queue
@@ -26,11 +28,24 @@ type Job struct {
 	stats   Stats       // guarded by s.mu
 }
 
-// Stats counts what happened to a job's runs.
+// Stats counts what happened to a job's runs, or to all the runs of a
+// scheduler.
 type Stats struct {
 	Runs    int // runs that returned or panicked
 	Panics  int // runs that panicked
 	Skipped int // runs dropped by the Skip policy
+
+	// With a Claimer (WithClaimer):
+	ClaimsLost  int // runs another replica had claimed, not run here
+	ClaimErrors int // claims that failed; the runs were skipped or run as the ClaimPolicy says
+}
+
+func (a *Stats) add(b Stats) {
+	a.Runs += b.Runs
+	a.Panics += b.Panics
+	a.Skipped += b.Skipped
+	a.ClaimsLost += b.ClaimsLost
+	a.ClaimErrors += b.ClaimErrors
 }
 
 // Name returns the job's name.
@@ -111,7 +126,7 @@ func (j *Job) admitLocked(at time.Time) bool {
 	case j.overlap == Queue:
 		j.queue = append(j.queue, at)
 	default:
-		j.stats.Skipped++
+		j.countLocked(Stats{Skipped: 1})
 	}
 	return false
 }
@@ -125,27 +140,35 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 	go s.runs(j, at)
 }
 
-// runs runs the job at at, then any runs queued meanwhile, one by one.
-// If a run does not return, because the panic handler panicked or the job
-// called runtime.Goexit, the unwinding still ends the run: it is counted,
-// the job and the scheduler no longer count it as running, and its queued
-// runs are dropped, so that the job's later runs go on and Stop does not
-// wait for it.
+// runs claims and runs the job at at, then any runs queued meanwhile, one
+// by one. If a run does not return, because the panic handler panicked or
+// the job called runtime.Goexit, the unwinding still ends the run: it is
+// counted, the job and the scheduler no longer count it as running, and
+// its queued runs are dropped, so that the job's later runs go on and Stop
+// does not wait for it.
 func (s *Scheduler) runs(j *Job, at time.Time) {
-	returned := false
+	called, returned := false, false
 	defer func() {
 		if !returned {
 			s.mu.Lock()
-			j.stats.Runs++
+			if called {
+				j.countLocked(Stats{Runs: 1})
+			}
 			j.queue = nil
 			s.doneLocked(j)
 			s.mu.Unlock()
 		}
 	}()
 	for {
-		s.call(j, at)
+		called = s.claim(j, at)
+		if called {
+			s.call(j, at)
+		}
 		s.mu.Lock()
-		j.stats.Runs++
+		if called {
+			j.countLocked(Stats{Runs: 1})
+			called = false
+		}
 		if len(j.queue) > 0 {
 			at = j.queue[0]
 			j.queue = j.queue[1:]
@@ -157,6 +180,19 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 		returned = true
 		return
 	}
+}
+
+// count adds d to the counts of j and of its scheduler.
+func (s *Scheduler) count(j *Job, d Stats) {
+	s.mu.Lock()
+	j.countLocked(d)
+	s.mu.Unlock()
+}
+
+// countLocked adds d to the counts of j and of its scheduler.
+func (j *Job) countLocked(d Stats) {
+	j.stats.add(d)
+	j.s.stats.add(d)
 }
 
 // doneLocked counts a run of j as ended.
@@ -172,9 +208,7 @@ func (s *Scheduler) doneLocked(j *Job) {
 func (s *Scheduler) call(j *Job, at time.Time) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.mu.Lock()
-			j.stats.Panics++
-			s.mu.Unlock()
+			s.count(j, Stats{Panics: 1})
 			s.panicHandler(j.name, r)
 		}
 	}()

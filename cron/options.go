@@ -1,6 +1,7 @@
 package cron
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -14,6 +15,10 @@ type config struct {
 	loc          *time.Location
 	inline       bool
 	panicHandler func(job string, v any)
+	claimer      Claimer
+	claimTimeout time.Duration
+	claimPolicy  ClaimPolicy
+	claimErr     func(job string, at time.Time, err error)
 }
 
 // WithWheel sets the wheel whose timers wake the jobs and whose clock the
@@ -58,12 +63,75 @@ func WithPanicHandler(h func(job string, v any)) Option {
 	return func(c *config) { c.panicHandler = h }
 }
 
+// WithClaimer makes the scheduler one of several that run the same jobs,
+// one per replica of a service, each run executing on one of them: before
+// a run, on the run's own goroutine, the scheduler claims it from c by the
+// job's name and the instant it was scheduled for, and runs it only if the
+// claim succeeds. A replica that finds the run claimed skips it and counts
+// it in Stats.ClaimsLost. The claim waits at most the claim timeout
+// ([WithClaimTimeout]) and is never made on the wheel's driver, unless
+// [WithInline] puts the runs there; a failed claim is handled by the
+// job's [ClaimPolicy].
+//
+// Every replica must name the same instants. Calendar specs do. So that
+// "@every d" schedules (and robfig/cron's Every given to AddSchedule) do
+// too, with a Claimer they run on a grid aligned to the Unix epoch, at
+// the instants whose Unix time is a multiple of d, instead of every d
+// from when the job was added: "@every 10m" runs at :00, :10, :20 … of
+// each hour UTC, whenever each replica started; a d that does not divide
+// a day falls where the grid does ("@every 25m" at 0:15, 0:40, 1:05 …
+// UTC on 2026-01-01). A Schedule of one's own (AddSchedule) must likewise
+// be a function of its argument alone. Runs that Restore catches up are
+// claimed as well, so that replicas restarting together run a missed run
+// once.
+//
+// A replica that claims a run and then dies, or whose process is killed
+// while the run is going, loses that run: no other replica runs it. That
+// is the price of never releasing a claim; see ClaimPolicy for the other
+// side of it. WithClaimer panics if c is nil.
+func WithClaimer(c Claimer) Option {
+	if c == nil {
+		panic("cron: WithClaimer: nil claimer")
+	}
+	return func(cfg *config) { cfg.claimer = c }
+}
+
+// WithClaimTimeout sets how long a run waits for its claim (default
+// [DefaultClaimTimeout]); past it, the claim has failed and the job's
+// ClaimPolicy decides. It has no effect without WithClaimer.
+// WithClaimTimeout panics if d is not positive.
+func WithClaimTimeout(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("cron: WithClaimTimeout called with non-positive timeout %v", d))
+	}
+	return func(c *config) { c.claimTimeout = d }
+}
+
+// WithClaimPolicy sets what the scheduler's jobs do with a run whose claim
+// failed (default AtMostOnce); [OnClaimFailure] sets it for one job.
+func WithClaimPolicy(p ClaimPolicy) Option {
+	return func(c *config) { c.claimPolicy = p }
+}
+
+// WithClaimErrorHandler sets what is called, on the run's goroutine, with
+// the job's name, the run's instant and the error of a claim that failed
+// (default: the standard logger prints them). The run is then skipped or
+// run as the job's ClaimPolicy says. WithClaimErrorHandler panics if h is
+// nil.
+func WithClaimErrorHandler(h func(job string, at time.Time, err error)) Option {
+	if h == nil {
+		panic("cron: WithClaimErrorHandler: nil handler")
+	}
+	return func(c *config) { c.claimErr = h }
+}
+
 // A JobOption configures one job added by Add or AddSchedule.
 type JobOption func(*jobConfig)
 
 type jobConfig struct {
-	zone    string
-	overlap Overlap
+	zone        string
+	overlap     Overlap
+	claimPolicy *ClaimPolicy
 }
 
 // InZone sets the job's time zone by its IANA name, like "Europe/Berlin"
@@ -78,6 +146,14 @@ func InZone(name string) JobOption {
 // previous run is still going (default Skip).
 func WithOverlap(p Overlap) JobOption {
 	return func(c *jobConfig) { c.overlap = p }
+}
+
+// OnClaimFailure sets what the job does with a run whose claim failed
+// (default: the scheduler's, see WithClaimPolicy): AtLeastOnce for a job
+// that must not be lost, such as billing, AtMostOnce for one that must
+// not run twice.
+func OnClaimFailure(p ClaimPolicy) JobOption {
+	return func(c *jobConfig) { c.claimPolicy = &p }
 }
 
 // Overlap is a policy for a run that falls due while the previous run of

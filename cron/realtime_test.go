@@ -119,3 +119,101 @@ func TestSchedulerSaturdayJobAcrossMidnightShift(t *testing.T) {
 		}
 	}
 }
+
+// A job whose seconds, minutes or hours field starts with '*' runs on
+// real time, as the package documentation and Vixie cron (MIN_STAR,
+// HR_STAR: the field's first character) say, also when the field has a
+// step, which robfig/cron's star bit does not record: "*/15 1 * * *" runs
+// through both 1:00-1:59 of a fall-back night, "0 */2 * * *" has no run
+// for the 2:00 that a spring-forward night skips, and "*/30 30 2 * * *"
+// none for its 2:30, where a wall-clock job would run at the change.
+func TestStepFieldRunsOnRealTime(t *testing.T) {
+	ny := zone(t, "America/New_York")
+	utc := func(s string) time.Time {
+		at, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	// New York falls back at 2:00 EDT (06:00Z) to 1:00 EST on 2026-11-01:
+	// 1:00-1:59 happens twice, 05:00Z-05:59Z and 06:00Z-06:59Z. It springs
+	// forward at 2:00 EST (07:00Z) to 3:00 EDT on 2026-03-08.
+	var fallBack []string
+	for m := 0; m < 120; m += 15 {
+		fallBack = append(fallBack, time.Date(2026, 11, 1, 5, m, 0, 0, time.UTC).Format(time.RFC3339))
+	}
+	for _, tc := range []struct {
+		spec     string
+		from, to string // UTC
+		want     []string
+	}{
+		{"*/15 1 * * *", "2026-11-01T04:59:00Z", "2026-11-01T08:00:00Z", fallBack},
+		{"0 */15 1 * * *", "2026-11-01T04:59:00Z", "2026-11-01T08:00:00Z", fallBack},
+		{"0 */2 * * *", "2026-03-08T04:30:00Z", "2026-03-08T11:00:00Z",
+			[]string{"2026-03-08T05:00:00Z", "2026-03-08T08:00:00Z", "2026-03-08T10:00:00Z"}},
+		{"*/30 30 2 * * *", "2026-03-07T07:00:00Z", "2026-03-09T08:00:00Z",
+			[]string{"2026-03-07T07:30:00Z", "2026-03-07T07:30:30Z", "2026-03-09T06:30:00Z", "2026-03-09T06:30:30Z"}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			f := newFixture(t, utc(tc.from))
+			r := f.add("job", tc.spec, cron.InZone("America/New_York"))
+			f.clk.AdvanceTo(utc(tc.to))
+			var want []time.Time
+			for _, s := range tc.want {
+				want = append(want, utc(s).In(ny))
+			}
+			wantTimes(t, tc.spec, r.take(), want)
+		})
+	}
+}
+
+// Real-time schedules (robfig/cron's own Next) in zones whose clocks
+// change at midnight or by half an hour: "0 * * * *" must run at every
+// instant whose wall clock reads :00, once, in order, and never loop.
+func TestRealTimeHourlyAcrossZones(t *testing.T) {
+	for _, name := range []string{"America/Santiago", "America/Havana", "Australia/Lord_Howe", "Africa/Casablanca"} {
+		t.Run(name, func(t *testing.T) {
+			loc := zone(t, name)
+			for _, spec := range []string{"0 * * * *", "*/30 * * * *"} {
+				s, err := cron.Parse(spec, loc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				step := time.Hour
+				if spec[0] == '*' {
+					step = 30 * time.Minute
+				}
+				from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Second)
+				to := from.AddDate(1, 0, 0)
+				// every instant of the period whose wall clock is on the step
+				want := []time.Time{}
+				// every zone here is offset from UTC by whole quarter hours
+				for at := from.Truncate(15 * time.Minute).Add(15 * time.Minute); at.Before(to); at = at.Add(15 * time.Minute) {
+					if l := at.In(loc); l.Second() == 0 && time.Duration(l.Minute())*time.Minute%step == 0 {
+						want = append(want, at)
+					}
+				}
+				i := 0
+				prev := from
+				for at := s.Next(from); at.Before(to); at = s.Next(at) {
+					if !at.After(prev) {
+						t.Fatalf("%q: Next(%v) = %v, not after it", spec, prev, at)
+					}
+					if i >= len(want) || !at.Equal(want[i]) {
+						w := "none"
+						if i < len(want) {
+							w = want[i].In(loc).String()
+						}
+						t.Fatalf("%q: run %d after %v is %v, want %v", spec, i, prev.In(loc), at.In(loc), w)
+					}
+					i++
+					prev = at
+				}
+				if i != len(want) {
+					t.Fatalf("%q: %d runs, want %d", spec, i, len(want))
+				}
+			}
+		})
+	}
+}

@@ -36,20 +36,26 @@ type Scheduler struct {
 	loc          *time.Location
 	inline       bool
 	panicHandler func(string, any)
-	ctx          context.Context // passed to jobs
+	ctx          context.Context // passed to jobs and claims
 	cancel       context.CancelFunc
+
+	claimer      Claimer // nil: every run runs here
+	claimTimeout time.Duration
+	claimPolicy  ClaimPolicy // the jobs' default
+	claimErr     func(job string, at time.Time, err error)
 
 	mu      sync.Mutex
 	idle    sync.Cond       // signalled when running drops to 0; uses mu
 	jobs    map[string]*Job // guarded by mu
 	running int             // guarded by mu; runs in progress
 	stopped bool            // guarded by mu
+	stats   Stats           // guarded by mu; of all jobs, removed ones too
 }
 
 // New returns a Scheduler with no jobs, configured by opts. It starts no
 // goroutine.
 func New(opts ...Option) *Scheduler {
-	cfg := config{loc: time.Local}
+	cfg := config{loc: time.Local, claimTimeout: DefaultClaimTimeout, claimErr: logClaimError}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -64,6 +70,10 @@ func New(opts ...Option) *Scheduler {
 		loc:          cfg.loc,
 		inline:       cfg.inline,
 		panicHandler: cfg.panicHandler,
+		claimer:      cfg.claimer,
+		claimTimeout: cfg.claimTimeout,
+		claimPolicy:  cfg.claimPolicy,
+		claimErr:     cfg.claimErr,
 		jobs:         make(map[string]*Job),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -99,7 +109,7 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 		zone, _ := splitZone(spec)
 		loc, _ = loadZone(zone) // Parse loaded it already
 	}
-	return s.add(&Job{name: name, spec: spec, sched: sched, loc: loc, f: f, overlap: cfg.overlap})
+	return s.add(&Job{name: name, spec: spec, sched: sched, loc: loc, f: f}, cfg)
 }
 
 // AddSchedule adds a job named name that runs f on sched, whose Next is
@@ -118,7 +128,7 @@ func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...Job
 			return nil, fmt.Errorf("%w (job %q)", err, name)
 		}
 	}
-	return s.add(&Job{name: name, sched: sched, loc: loc, f: f, overlap: cfg.overlap})
+	return s.add(&Job{name: name, sched: sched, loc: loc, f: f}, cfg)
 }
 
 func jobOptions(opts []JobOption) jobConfig {
@@ -129,9 +139,18 @@ func jobOptions(opts []JobOption) jobConfig {
 	return cfg
 }
 
-// add registers j and sets its timer for its first run.
-func (s *Scheduler) add(j *Job) (*Job, error) {
+// add registers j, configured by cfg, and sets its timer for its first
+// run. With a Claimer, a constant delay runs on the epoch-aligned grid.
+func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	j.s = s
+	j.overlap = cfg.overlap
+	j.claimPolicy = s.claimPolicy
+	if cfg.claimPolicy != nil {
+		j.claimPolicy = *cfg.claimPolicy
+	}
+	if s.claimer != nil {
+		j.sched = onGrid(j.sched)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -148,6 +167,14 @@ func (s *Scheduler) add(j *Job) (*Job, error) {
 	j.timer = s.w.AfterFunc(j.next.Sub(now), j.fire)
 	s.jobs[j.name] = j
 	return j, nil
+}
+
+// Stats returns the counts of all the scheduler's runs so far, those of
+// removed jobs included. The complexity is O(1).
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
 }
 
 // Job returns the job named name and true, or nil and false if there is

@@ -1,0 +1,134 @@
+package cron
+
+import (
+	"context"
+	"log"
+	"time"
+
+	rcron "github.com/robfig/cron/v3"
+)
+
+// Claimer decides which of several schedulers that run the same jobs, one
+// per replica of a service, runs each run. A run is named by the job's
+// name and the instant it was scheduled for; every replica asks to claim
+// it, and the one whose Claim returns true runs it. A claim is never
+// released: a replica whose clock is late by seconds, or that fires after
+// the winner's run has long returned, finds the run taken. See
+// [WithClaimer].
+//
+// Claim claims the run of job scheduled at at. It returns true if this
+// caller is the first to claim it, false if another caller did, and an
+// error if it cannot tell, for which the scheduler's [ClaimPolicy]
+// decides. at is the same instant on every replica, but its location is
+// the job's: keep it in UTC or as Unix time, since a wall clock reading
+// can repeat when clocks are set back. Claim must return soon after ctx
+// is done; the scheduler gives it a deadline ([WithClaimTimeout]).
+//
+// A claim must outlive the skew between the replicas' clocks, and the
+// time after which a replica that restarts catches up a missed run
+// ([Scheduler.Restore]); it may be forgotten after that.
+//
+// Implementations must be safe for concurrent use. On SQL, Claim is one
+// statement, INSERT INTO cron_runs (job, at) VALUES ($1, $2) ON CONFLICT
+// DO NOTHING, claimed if one row was inserted; on etcd, a transaction
+// that puts the key if its create revision is 0, with a lease for the
+// expiry. The module github.com/timewheel/timewheel/cron/redisclaim claims
+// on Redis.
+type Claimer interface {
+	Claim(ctx context.Context, job string, at time.Time) (bool, error)
+}
+
+// DefaultClaimTimeout is how long a run waits for its claim unless
+// WithClaimTimeout says otherwise: a claim on a healthy store on the same
+// network takes well under a millisecond; past two seconds, the run's
+// ClaimPolicy decides.
+const DefaultClaimTimeout = 2 * time.Second
+
+// ClaimPolicy says what a scheduler does with a run whose claim failed:
+// the Claimer returned an error, or did not answer within the claim
+// timeout. The error goes to the handler of [WithClaimErrorHandler] and
+// is counted in Stats.ClaimErrors either way; later runs are claimed
+// afresh.
+type ClaimPolicy uint8
+
+const (
+	// AtMostOnce skips the run (the default): no run of the job happens
+	// twice, and while the store is down none happens at all.
+	AtMostOnce ClaimPolicy = iota
+	// AtLeastOnce runs the run anyway: no run is lost to a failing store,
+	// and while it is down each replica runs it.
+	AtLeastOnce
+)
+
+// String returns "at most once" or "at least once".
+func (p ClaimPolicy) String() string {
+	switch p {
+	case AtMostOnce:
+		return "at most once"
+	case AtLeastOnce:
+		return "at least once"
+	}
+	return "ClaimPolicy(?)"
+}
+
+// claim reports whether this scheduler is to run j's run at at: always,
+// without a Claimer; else if the claim succeeded, or failed under
+// AtLeastOnce before Stop gave up. It is called on the run's goroutine, never with s.mu held,
+// and waits for the Claimer at most the claim timeout.
+func (s *Scheduler) claim(j *Job, at time.Time) bool {
+	if s.claimer == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.claimTimeout)
+	won, err := s.claimer.Claim(ctx, j.name, at.In(j.loc))
+	cancel()
+	if err == nil {
+		if !won {
+			s.count(j, Stats{ClaimsLost: 1})
+		}
+		return won
+	}
+	s.count(j, Stats{ClaimErrors: 1})
+	s.claimErr(j.name, at.In(j.loc), err)
+	// A claim cut short because Stop gave up waiting starts no run.
+	return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
+}
+
+func logClaimError(job string, at time.Time, err error) {
+	log.Printf("cron: claim of job %q at %v failed: %v", job, at, err)
+}
+
+// gridSchedule runs every d on a grid aligned to the Unix epoch: at the
+// instants whose Unix time is a multiple of d. It is what "@every d"
+// becomes when a Claimer is set, so that replicas started at different
+// times, or whose clocks are skewed, name the same instants.
+type gridSchedule struct {
+	every time.Duration
+}
+
+// Next returns the first instant of the grid after t, in t's location.
+func (g gridSchedule) Next(t time.Time) time.Time {
+	ns := t.UnixNano()
+	d := int64(g.every)
+	n := ns - ns%d // floor(ns/d)*d, for ns >= 0
+	if ns < 0 && ns%d != 0 {
+		n -= d
+	}
+	return time.Unix(0, n+d).In(t.Location())
+}
+
+// onGrid returns sched, or for a constant delay ("@every 1h30m", robfig's
+// Every) the same delay on the epoch-aligned grid.
+func onGrid(sched Schedule) Schedule {
+	var d time.Duration
+	switch c := sched.(type) {
+	case rcron.ConstantDelaySchedule:
+		d = c.Delay
+	case *rcron.ConstantDelaySchedule:
+		d = c.Delay
+	}
+	if d <= 0 {
+		return sched
+	}
+	return gridSchedule{every: d}
+}
