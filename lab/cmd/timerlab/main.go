@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
+//	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
 //
 // A run with no flags takes about a minute on two cores. Every cell is
 // time-boxed: a structure whose cost explodes is reported over budget,
