@@ -1,7 +1,6 @@
 package lab_test
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -138,12 +137,6 @@ func TestProperty(t *testing.T) {
 	}
 }
 
-func TestFireMayReenter(t *testing.T) {
-	for _, s := range suites {
-		t.Run("engine="+s.name, s.reenter)
-	}
-}
-
 // FuzzLab replays every input on every structure against the reference.
 func FuzzLab(f *testing.F) {
 	f.Add([]byte{0, 1, 5, 5, 0, 2, 9, 9, 3, 1, 0, 40, 1, 0, 0, 1, 3, 6, 255, 255})
@@ -156,32 +149,4 @@ func FuzzLab(f *testing.F) {
 			s.check(t, ops)
 		}
 	})
-}
-
-// reenter checks that fire can cancel, schedule and reschedule timers,
-// including ones the same Expire is about to fire.
-func reenter[H comparable](t *testing.T, q queue.Queue[H]) {
-	a, b, c := q.Schedule(10), q.Schedule(10), q.Schedule(10)
-	var order []string
-	q.Expire(10, func(h H) {
-		switch h {
-		case a:
-			order = append(order, "a")
-			if !q.Cancel(b) {
-				t.Error("Cancel(b) inside fire = false, want true")
-			}
-			q.Schedule(12)
-			q.Reschedule(a, 11)
-		case c:
-			order = append(order, "c")
-		default:
-			t.Errorf("fired an unexpected timer")
-		}
-	})
-	if fmt.Sprint(order) != "[a c]" {
-		t.Fatalf("fired %v, want [a c]", order)
-	}
-	if n := q.Expire(12, func(H) {}); n != 2 || q.Len() != 0 {
-		t.Fatalf("second Expire fired %d leaving %d, want 2 leaving 0", n, q.Len())
-	}
 }

@@ -69,6 +69,17 @@ func TestLinuxLatenessBound(t *testing.T) {
 	}
 }
 
+// TestLinuxSlackBelow63 holds LinuxSlack to its documentation: "8/63
+// of its delay, rounded down, which is zero below 63 ticks", and the
+// type's "late ... by nothing below 63 ticks".
+func TestLinuxSlackBelow63(t *testing.T) {
+	for d := int64(1); d < 63; d++ {
+		if s := lab.LinuxSlack(0, d); s != 0 {
+			t.Fatalf("LinuxSlack(0, %d) = %d, documented as zero below 63 ticks", d, s)
+		}
+	}
+}
+
 // TestNewRoundsPanics checks the message of a bad slot count.
 func TestNewRoundsPanics(t *testing.T) {
 	defer func() {
