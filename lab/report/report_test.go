@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/timewheel/timewheel/lab"
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
@@ -47,7 +48,7 @@ func TestCPUModel(t *testing.T) {
 // sorted over budget at the largest, and package time without expire.
 func fake() (*Results, Layout) {
 	var cs []workload.Contender
-	for _, c := range workload.Contenders() {
+	for _, c := range lab.Contenders() {
 		if c.Name == "heap" || c.Name == "sorted" || c.Name == "time" || c.Name == "wheel" || c.Name == "timewheel" {
 			cs = append(cs, c)
 		}

@@ -236,7 +236,7 @@ func Claims(w io.Writer, r *Results, l Layout) {
 	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	fmt.Fprintln(w, strings.Repeat("─", 10)+strings.Repeat("─┼─"+strings.Repeat("─", colW), len(ks)))
 	for _, c := range l.Contenders {
-		s := c.Structure
+		s := c.Claims
 		if s == nil {
 			continue
 		}

@@ -163,7 +163,7 @@ func runStation(c Contender, n int, cfg Config, g *gate, emit func(Result)) {
 		return
 	}
 	start := time.Now()
-	st, mem, ok := c.ops().open(n, cfg.Seed, start.Add(cfg.Budget.Fill), slices.Contains(live, Memory))
+	st, mem, ok := c.ops.open(n, cfg.Seed, start.Add(cfg.Budget.Fill), slices.Contains(live, Memory))
 	wall := time.Since(start)
 	if !ok {
 		overAll(Over, wall)
@@ -247,7 +247,7 @@ func runFar(c Contender, n int, cfg Config, g *gate) Result {
 	}
 	start := time.Now()
 	w := &watch{}
-	ok := c.ops().far(n, cfg.Seed, start.Add(cfg.Budget.Far), w)
+	ok := c.ops.far(n, cfg.Seed, start.Add(cfg.Budget.Far), w)
 	r.Wall = time.Since(start)
 	if !ok {
 		g.over[Far] = true
