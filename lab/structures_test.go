@@ -121,7 +121,7 @@ func TestEveryContenderRunsEveryWorkload(t *testing.T) {
 		t.Fatalf("%d contenders for %d structures, want the structures, time and timewheel", len(cs), len(lab.Structures()))
 	}
 	cfg := workload.Config{Contenders: cs, Kinds: workload.Kinds(), Sizes: []int{16},
-		Budget: workload.Budget{Measure: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 1}
+		Budget: workload.Budget{Round: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 1}
 	rs := workload.Run(cfg)
 	if len(rs) != workload.Cells(cfg) {
 		t.Fatalf("%d results, want %d", len(rs), workload.Cells(cfg))

@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 	"runtime"
-	"time"
 
 	"github.com/timewheel/timewheel/queue"
 )
@@ -30,7 +29,7 @@ type Station interface {
 // Open returns a station of c holding n pending timers, the generator
 // seeded with seed, and the heap bytes it took per timer.
 func (c Contender) Open(n int, seed uint64) (Station, float64) {
-	st, mem, _ := c.ops.open(n, seed, time.Time{}, true)
+	st, mem, _ := c.ops.open(n, seed, 0, true)
 	return st, mem
 }
 
@@ -39,7 +38,7 @@ func (c Contender) Far(n int, seed uint64, sw Stopwatch) {
 	if !c.Supports(Far) {
 		panic(fmt.Sprintf("workload: %s has no far workload", c.Name))
 	}
-	c.ops.far(n, seed, time.Time{}, sw)
+	c.ops.far(n, seed, 0, sw)
 }
 
 // Tick offsets of the workloads, one tick a millisecond.
@@ -62,11 +61,11 @@ const deadlineCheck = 1024
 type opener interface {
 	// open fills a new station with n timers, measuring the heap it takes
 	// if mem, and reports false if the fill deadline passed first.
-	open(n int, seed uint64, fill time.Time, mem bool) (st Station, bytesPerTimer float64, ok bool)
+	open(n int, seed uint64, fill deadline, mem bool) (st Station, bytesPerTimer float64, ok bool)
 	// far runs the far workload on a new queue, timing it with sw, and
-	// reports false if deadline passed first.
-	far(n int, seed uint64, deadline time.Time, sw Stopwatch) bool
-	farWith(plan farPlan, n int, seed uint64, deadline time.Time, sw Stopwatch) bool
+	// reports false if until passed first.
+	far(n int, seed uint64, until deadline, sw Stopwatch) bool
+	farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool
 }
 
 // timers is what every contender offers a station: schedule, cancel and
@@ -98,10 +97,11 @@ type station[H comparable] struct {
 	fire   func(H)
 }
 
-func (b bound[H]) open(n int, seed uint64, fill time.Time, mem bool) (Station, float64, bool) {
+func (b bound[H]) open(n int, seed uint64, fill deadline, mem bool) (Station, float64, bool) {
 	s := &station[H]{hs: make([]H, 0, n), tmp: make([]H, 0, chunk), r: newRNG(seed), fire: func(H) {}}
 	var before runtime.MemStats
 	if mem {
+		runtime.GC() // twice: timers a contender before stopped may be freed only by the second
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 	}
@@ -113,7 +113,7 @@ func (b bound[H]) open(n int, seed uint64, fill time.Time, mem bool) (Station, f
 		s.t = s.real
 	}
 	for i := range n {
-		if i%deadlineCheck == deadlineCheck-1 && !fill.IsZero() && time.Now().After(fill) {
+		if i%deadlineCheck == deadlineCheck-1 && fill.passed() {
 			s.Close()
 			return nil, 0, false
 		}
@@ -121,10 +121,10 @@ func (b bound[H]) open(n int, seed uint64, fill time.Time, mem bool) (Station, f
 	}
 	var perTimer float64
 	if mem {
-		var after runtime.MemStats
+		var filled runtime.MemStats
 		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perTimer = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(max(n, 1))
+		runtime.ReadMemStats(&filled)
+		perTimer = (float64(filled.HeapAlloc) - float64(before.HeapAlloc)) / float64(max(n, 1))
 	}
 	return s, perTimer, true
 }
@@ -263,27 +263,27 @@ type farPlan struct{ from, to, step int64 }
 
 var defaultFar = farPlan{farFrom, farTo, farStep}
 
-func (b bound[H]) far(n int, seed uint64, deadline time.Time, sw Stopwatch) bool {
-	return b.farWith(defaultFar, n, seed, deadline, sw)
+func (b bound[H]) far(n int, seed uint64, until deadline, sw Stopwatch) bool {
+	return b.farWith(defaultFar, n, seed, until, sw)
 }
 
 // farWith schedules n timers from plan.from to plan.to ticks out and
 // drives the clock plan.step ticks at a time until every one has fired.
-func (b bound[H]) farWith(plan farPlan, n int, seed uint64, deadline time.Time, sw Stopwatch) bool {
+func (b bound[H]) farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool {
 	r := newRNG(seed)
 	fire := func(H) {}
 	sw.StartTimer()
 	defer sw.StopTimer()
 	q := b.newQueue()
 	for i := range n {
-		if i%deadlineCheck == deadlineCheck-1 && !deadline.IsZero() && time.Now().After(deadline) {
+		if i%deadlineCheck == deadlineCheck-1 && until.passed() {
 			return false
 		}
 		q.Schedule(r.between(plan.from, plan.to))
 	}
 	fired := 0
 	for now, step := plan.step, 0; fired < n; now, step = now+plan.step, step+1 {
-		if step%64 == 63 && !deadline.IsZero() && time.Now().After(deadline) {
+		if step%64 == 63 && until.passed() {
 			return false
 		}
 		fired += q.Expire(now, fire)

@@ -70,7 +70,7 @@ func TestFarFiresEveryTimer(t *testing.T) {
 			continue
 		}
 		t.Run("engine="+c.Name, func(t *testing.T) {
-			if !c.ops.farWith(plan, 200, 1, time.Time{}, nopWatch{}) {
+			if !c.ops.farWith(plan, 200, 1, 0, nopWatch{}) {
 				t.Fatal("far reported over budget without a deadline")
 			}
 		})
@@ -80,7 +80,7 @@ func TestFarFiresEveryTimer(t *testing.T) {
 // TestRunCoversEveryCell runs two contenders on tiny sizes.
 func TestRunCoversEveryCell(t *testing.T) {
 	cfg := Config{Contenders: pick(t, "reference", "time"), Kinds: []Kind{Schedule, Cancel, Expire, Churn, Refresh, Memory},
-		Sizes: []int{16, 8}, Budget: Budget{Measure: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 3}
+		Sizes: []int{16, 8}, Budget: Budget{Round: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 3}
 	var seen int
 	cfg.Progress = func(Result) { seen++ }
 	rs := Run(cfg)
@@ -104,7 +104,7 @@ func TestRunCoversEveryCell(t *testing.T) {
 // is over budget, the next skipped, and nothing hangs.
 func TestRunStopsAtTheBudget(t *testing.T) {
 	cfg := Config{Contenders: pick(t, "reference"), Kinds: []Kind{Churn, Memory, Far},
-		Sizes: []int{2 * deadlineCheck, 4 * deadlineCheck}, Budget: Budget{Measure: time.Millisecond}}
+		Sizes: []int{2 * deadlineCheck, 4 * deadlineCheck}, Budget: Budget{Round: time.Millisecond}}
 	want := map[int]Status{2 * deadlineCheck: Over, 4 * deadlineCheck: Skipped}
 	for _, r := range Run(cfg) {
 		if r.Status != want[r.N] {
@@ -185,4 +185,87 @@ func pick(t *testing.T, names ...string) []Contender {
 		t.Fatalf("no contenders %v", names)
 	}
 	return cs
+}
+
+// logStation is a Station that records every Run in a shared log.
+type logStation struct {
+	name string
+	log  *[]string
+}
+
+func (s logStation) Run(k Kind, ops int, sw Stopwatch) int {
+	sw.StartTimer()
+	*s.log = append(*s.log, s.name)
+	sw.StopTimer()
+	return ops
+}
+
+func (logStation) Close() {}
+
+// TestRoundsInterleave: the rounds of a workload and size go to every
+// contender in turn, not all of one contender's and then the next one's.
+func TestRoundsInterleave(t *testing.T) {
+	var log []string
+	var cells []*cell
+	for _, name := range []string{"a", "b"} {
+		cells = append(cells, &cell{contender: name, st: logStation{name, &log}, gate: &gate{over: map[Kind]bool{}}})
+	}
+	var rs []Result
+	measure(cells, Churn, 8, Budget{Round: time.Nanosecond, Cell: time.Minute}, func(r Result) { rs = append(rs, r) })
+	if len(rs) != 2 || rs[0].Contender != "a" || rs[1].Contender != "b" {
+		t.Fatalf("results %+v, want a's and b's", rs)
+	}
+	for _, r := range rs {
+		if r.Status != OK || r.Rounds < MinRounds || r.Rounds > MaxRounds {
+			t.Errorf("%s: %s after %d rounds, want OK after %d to %d", r.Contender, r.Status, r.Rounds, MinRounds, MaxRounds)
+		}
+	}
+	switches := 0
+	for i := 1; i < len(log); i++ {
+		if log[i] != log[i-1] {
+			switches++
+		}
+	}
+	// in turn: a b a b ..., at least MinRounds each; one after the other
+	// would switch at most three times (a's calibration, b's, a's rounds,
+	// b's)
+	if switches < 2*MinRounds-1 {
+		t.Errorf("the Runs switched contender %d times, want at least %d: %v", switches, 2*MinRounds-1, log)
+	}
+}
+
+func TestQuartiles(t *testing.T) {
+	cases := []struct {
+		xs          []float64
+		med, lo, hi float64
+	}{
+		{[]float64{5}, 5, 5, 5},
+		{[]float64{9, 1, 5, 3, 7}, 5, 3, 7},
+		{[]float64{4, 1, 3, 2}, 2.5, 1.75, 3.25},
+	}
+	for _, c := range cases {
+		if med, lo, hi := quartiles(c.xs); med != c.med || lo != c.lo || hi != c.hi {
+			t.Errorf("quartiles(%v) = %v, %v, %v; want %v, %v, %v", c.xs, med, lo, hi, c.med, c.lo, c.hi)
+		}
+	}
+}
+
+func TestFinished(t *testing.T) {
+	steady := []float64{100, 101, 99, 100, 100, 102, 98}
+	noisy := []float64{100, 150, 60, 120, 80, 140, 70}
+	switch {
+	case finished(steady[:MinRounds-1], MinRounds, MaxRounds):
+		t.Error("finished before MinRounds")
+	case !finished(steady, MinRounds, MaxRounds):
+		t.Errorf("steady rounds %v not finished", steady)
+	case finished(noisy, MinRounds, MaxRounds):
+		t.Errorf("noisy rounds %v finished before MaxRounds", noisy)
+	}
+	var many []float64
+	for i := range MaxRounds {
+		many = append(many, noisy[i%len(noisy)])
+	}
+	if !finished(many, MinRounds, MaxRounds) {
+		t.Error("not finished after MaxRounds")
+	}
 }

@@ -45,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
+	load := report.StartLoad()
 	machine := report.ThisMachine()
 	fmt.Fprintf(stderr, "timerlab: %s\n", machine)
 	cfg := workload.Config{Contenders: o.contenders, Kinds: o.kinds, Sizes: o.sizes, Budget: o.budget, Seed: 1}
@@ -73,23 +74,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	wall := time.Since(start)
+	wall, busy := time.Since(start), load.Stop()
 	if o.json {
-		return report.NewRun(machine, layout, o.budget, wall, results, charts).WriteJSON(stdout)
+		return report.NewRun(machine, busy, layout, o.budget, wall, results, charts).WriteJSON(stdout)
 	}
-	printReport(stdout, o, machine, results, layout, len(charts), wall)
+	printReport(stdout, o, machine, busy, results, layout, len(charts), wall)
 	return nil
 }
 
-func printReport(w io.Writer, o options, m report.Machine, r *report.Results, l report.Layout, charts int, wall time.Duration) {
+func printReport(w io.Writer, o options, m report.Machine, busy report.Load, r *report.Results, l report.Layout, charts int, wall time.Duration) {
 	fmt.Fprintf(w, "timerlab: every timer structure, side by side (one tick = 1 ms)\n")
 	fmt.Fprintf(w, "machine: %s\n", m)
-	fmt.Fprintf(w, "budget: %v timed per cell, %v wall per cell, %v to fill, %v per far cell\n\n",
-		o.budget.Measure, o.budget.Cell, o.budget.Fill, o.budget.Far)
+	fmt.Fprintf(w, "load:    %s\n", busy)
+	fmt.Fprintf(w, "rounds: %v timed each, contenders interleaved; %d–%d per cell (far: %d–%d), fewer once the middle half is within ±%.0f %% of the median\n",
+		o.budget.Round, workload.MinRounds, workload.MaxRounds, workload.MinFarRounds, workload.MaxFarRounds, 100*workload.Settled)
+	fmt.Fprintf(w, "budget: %v wall per cell, %v to fill, %v per far cell\n\n", o.budget.Cell, o.budget.Fill, o.budget.Far)
 	for _, section := range []func(io.Writer){
 		func(w io.Writer) { report.Tables(w, r, l) },
 		func(w io.Writer) { report.Claims(w, r, l) },
 		func(w io.Writer) { report.Versus(w, r, l.Sizes) },
+		func(w io.Writer) { report.Verdict(w, r, l) },
 	} {
 		var b bytes.Buffer
 		if section(&b); b.Len() > 0 {
