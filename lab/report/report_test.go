@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,11 +124,12 @@ func TestCompare(t *testing.T) {
 	}{
 		{cell(10, 9, 11), cell(20, 19, 21), Cheaper, 0.5},
 		{cell(20, 19, 21), cell(10, 9, 11), Dearer, 2},
-		{cell(10, 9, 11), cell(12, 11, 13), Same, 10.0 / 12}, // the middle halves touch
-		{cell(10, 5, 30), cell(20, 19, 21), Same, 0.5},       // a wide spread swallows a large ratio
+		{cell(10, 9, 11), cell(11.4, 11, 12), Same, 10 / 11.4},    // within the band of each other
+		{cell(10, 9, 11), cell(11.6, 11, 12), Cheaper, 10 / 11.6}, // just outside it
+		{cell(10, 5, 30), cell(20, 19, 21), Cheaper, 0.5},         // the spread of a run's rounds does not widen the band
 	}
 	for _, c := range cases {
-		if o, ratio := Compare(c.a, c.b); o != c.want || ratio != c.ratio {
+		if o, ratio := Compare(c.a, c.b); o != c.want || math.Abs(ratio-c.ratio) > 1e-9 {
 			t.Errorf("Compare(%v, %v) = %v, %v; want %v, %v", c.a, c.b, o, ratio, c.want, c.ratio)
 		}
 	}

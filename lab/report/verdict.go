@@ -11,7 +11,7 @@ import (
 
 // Verdict writes what the run found, computed from its results: for every
 // workload, which structure is the cheapest at each size and by how much
-// over the next one, or which are equal (their middle halves overlap);
+// over the next one, or which are equal (see Compare);
 // then where the scheduler stands against package time, size by size.
 // Package time and the scheduler are not structures: they pay a lock and
 // a clock read, and are compared with each other only.
@@ -41,7 +41,7 @@ func Verdict(w io.Writer, r *Results, l Layout) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "verdict, computed from this run (medians; ≈: the middle halves of the rounds overlap, so the run cannot tell them apart):")
+	fmt.Fprintf(w, "verdict, computed from this run (medians; ≈: within ±%.0f%% of each other, which back-to-back runs can move a cell by):\n", 100*Band)
 	for _, line := range lines {
 		fmt.Fprintln(w, line)
 	}

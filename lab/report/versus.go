@@ -16,8 +16,8 @@ var VersusSizes = []int{1e3, 1e5, 1e6}
 // alone (no lock, no clock) beside them, at the sizes of VersusSizes the
 // run measured. Each value is a median, ± half the width of the middle
 // half of its rounds; the ratio is timewheel over time (below 1 is
-// better), or ≈ where the two overlap. It writes nothing unless the run
-// measured both.
+// better), or ≈ where Compare finds them the same. It writes nothing
+// unless the run measured both.
 func Versus(w io.Writer, r *Results, sizes []int) {
 	if !r.has("timewheel") || !r.has("time") {
 		return // nothing to compare

@@ -280,14 +280,19 @@ type cell struct {
 
 // measure runs workload k on the cells at size n: a calibration round
 // each, which also warms them up and is not counted, then laps of one
-// round each until every cell is done, and emits their results in order.
+// round each, every other lap in reverse order, until every cell is done,
+// and emits their results in order.
 func measure(cells []*cell, k Kind, n int, b Budget, emit func(Result)) {
 	for _, c := range cells {
 		calibrate(c, k, b)
 	}
-	for {
+	for lap := 0; ; lap++ {
 		busy := false
-		for _, c := range cells {
+		for i := range cells {
+			c := cells[i]
+			if lap%2 == 1 { // every other lap backwards: no contender always follows the same one
+				c = cells[len(cells)-1-i]
+			}
 			if c.done {
 				continue
 			}

@@ -143,8 +143,10 @@ func TestGrowth(t *testing.T) {
 		{func(float64) float64 { return 40 }, "≈O(1)"},
 		{func(n float64) float64 { return 10 * math.Log2(n) }, "≈O(log n)"},
 		{func(n float64) float64 { return 3 * n }, "≈O(n)"},
-		{func(n float64) float64 { return math.Sqrt(n) }, "≈O(n^0.5)"},
-		{func(n float64) float64 { return n * n }, "≈O(n^2.0)"},
+		{func(n float64) float64 { return math.Pow(n, 0.7) }, "≈O(√n)"},
+		{func(n float64) float64 { return n * math.Sqrt(n) }, "≈O(n^1.5)"},
+		{func(n float64) float64 { return n * n }, "≈O(n²)"},
+		{func(n float64) float64 { return n * n * n }, "≈O(n²)"},
 	}
 	for _, c := range cases {
 		var rs []Result
@@ -155,6 +157,18 @@ func TestGrowth(t *testing.T) {
 		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 {
 			t.Errorf("growth %v (%d points), want %s", g, g.Points, c.class)
 		}
+	}
+	// one size spoiled tenfold by a burst of load: the slope stays flat
+	var rs []Result
+	for _, n := range []int{1e2, 1e3, 1e4, 1e5, 1e6} {
+		v := 20.0
+		if n == 1e5 {
+			v = 200
+		}
+		rs = append(rs, Result{N: n, Value: v, Status: OK})
+	}
+	if g := FitGrowth(rs); g.Class() != "≈O(1)" {
+		t.Errorf("a flat cost with one size ten times over: growth %v, want ≈O(1)", g)
 	}
 	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.Class() != "?" {
 		t.Errorf("one point: %v, want ?", g)
@@ -220,17 +234,24 @@ func TestRoundsInterleave(t *testing.T) {
 			t.Errorf("%s: %s after %d rounds, want OK after %d to %d", r.Contender, r.Status, r.Rounds, MinRounds, MaxRounds)
 		}
 	}
-	switches := 0
-	for i := 1; i < len(log); i++ {
-		if log[i] != log[i-1] {
-			switches++
+	// runs of the same contender: a's calibration, b's, then the laps,
+	// a b, b a, a b ... (every other one backwards), until one is done
+	// and the other goes on alone. One contender's rounds after the
+	// other's would make one run of all of a's rounds.
+	var runs []int
+	for i := range log {
+		if i == 0 || log[i] != log[i-1] {
+			runs = append(runs, 0)
 		}
+		runs[len(runs)-1]++
 	}
-	// in turn: a b a b ..., at least MinRounds each; one after the other
-	// would switch at most three times (a's calibration, b's, a's rounds,
-	// b's)
-	if switches < 2*MinRounds-1 {
-		t.Errorf("the Runs switched contender %d times, want at least %d: %v", switches, 2*MinRounds-1, log)
+	if len(runs) < 2+MinRounds {
+		t.Fatalf("%d runs of one contender, want at least %d: %v", len(runs), 2+MinRounds, log)
+	}
+	for _, n := range runs[2 : len(runs)-1] {
+		if n > 2 {
+			t.Fatalf("%d rounds of one contender in a row while the other had rounds to go: %v", n, log)
+		}
 	}
 }
 
