@@ -43,8 +43,8 @@ const MinOps = 32
 // middle half of the rounds lies within Settled of the median, or once the
 // cell's budget is spent.
 const (
-	MinRounds    = 7
-	MaxRounds    = 15
+	MinRounds    = 9
+	MaxRounds    = 25
 	MinFarRounds = 3
 	MaxFarRounds = 3
 	Settled      = 0.05 // (Hi−Lo)/2 over the median

@@ -9,9 +9,13 @@
 //
 //	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
 //
-// A run with no flags takes about a minute on two cores. Every cell is
-// time-boxed: a structure whose cost explodes is reported over budget,
-// and its larger sizes are not run.
+// A run with no flags takes about a minute and a half on two cores. Every
+// workload and size is measured on all contenders in turn, round after
+// round, and each cell is the median of its rounds; the report says how
+// busy the machine was, prints ≈ where two cells are too close to tell
+// apart, and ends with a verdict per workload computed from the run.
+// Every cell is time-boxed: a structure whose cost explodes is reported
+// over budget, and its larger sizes are not run.
 package main
 
 import (
@@ -86,9 +90,17 @@ func printReport(w io.Writer, o options, m report.Machine, busy report.Load, r *
 	fmt.Fprintf(w, "timerlab: every timer structure, side by side (one tick = 1 ms)\n")
 	fmt.Fprintf(w, "machine: %s\n", m)
 	fmt.Fprintf(w, "load:    %s\n", busy)
-	fmt.Fprintf(w, "rounds: %v timed each, contenders interleaved; %d–%d per cell (far: %d–%d), fewer once the middle half is within ±%.0f %% of the median\n",
-		o.budget.Round, workload.MinRounds, workload.MaxRounds, workload.MinFarRounds, workload.MaxFarRounds, 100*workload.Settled)
-	fmt.Fprintf(w, "budget: %v wall per cell, %v to fill, %v per far cell\n\n", o.budget.Cell, o.budget.Fill, o.budget.Far)
+	far := fmt.Sprint(workload.MinFarRounds)
+	if workload.MaxFarRounds != workload.MinFarRounds {
+		far = fmt.Sprintf("%d–%d", workload.MinFarRounds, workload.MaxFarRounds)
+	}
+	fmt.Fprintf(w, "rounds:  %v timed each, every contender's in turn; %d–%d per cell (far: %s), fewer once the middle half is within ±%.0f%% of the median\n",
+		o.budget.Round, workload.MinRounds, workload.MaxRounds, far, 100*workload.Settled)
+	clock := "the lab thread's CPU time"
+	if !workload.CPUClock() {
+		clock = "wall time"
+	}
+	fmt.Fprintf(w, "budget:  %v per cell, %v to fill, %v per far cell (%s)\n\n", o.budget.Cell, o.budget.Fill, o.budget.Far, clock)
 	for _, section := range []func(io.Writer){
 		func(w io.Writer) { report.Tables(w, r, l) },
 		func(w io.Writer) { report.Claims(w, r, l) },
