@@ -272,8 +272,15 @@ func TestQuartiles(t *testing.T) {
 }
 
 func TestFinished(t *testing.T) {
-	steady := []float64{100, 101, 99, 100, 100, 102, 98}
-	noisy := []float64{100, 150, 60, 120, 80, 140, 70}
+	rounds := func(n int, pattern ...float64) []float64 {
+		var xs []float64
+		for i := range n {
+			xs = append(xs, pattern[i%len(pattern)])
+		}
+		return xs
+	}
+	steady := rounds(MinRounds, 100, 101, 99, 100, 100, 102, 98)
+	noisy := rounds(MinRounds, 100, 150, 60, 120, 80, 140, 70)
 	switch {
 	case finished(steady[:MinRounds-1], MinRounds, MaxRounds):
 		t.Error("finished before MinRounds")
@@ -281,12 +288,7 @@ func TestFinished(t *testing.T) {
 		t.Errorf("steady rounds %v not finished", steady)
 	case finished(noisy, MinRounds, MaxRounds):
 		t.Errorf("noisy rounds %v finished before MaxRounds", noisy)
-	}
-	var many []float64
-	for i := range MaxRounds {
-		many = append(many, noisy[i%len(noisy)])
-	}
-	if !finished(many, MinRounds, MaxRounds) {
+	case !finished(rounds(MaxRounds, 100, 150, 60, 120, 80, 140, 70), MinRounds, MaxRounds):
 		t.Error("not finished after MaxRounds")
 	}
 }
