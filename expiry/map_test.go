@@ -295,6 +295,40 @@ func TestAll(t *testing.T) {
 	}
 }
 
+// All gives the entries of one bucket in the order they entered it: a
+// Touch (or Set) whose new deadline stays in the entry's bucket leaves the
+// entry in its place, one that moves it to another bucket puts it last
+// there.
+func TestAllOrderWithinBucket(t *testing.T) {
+	f := newFixture(t, WithGranularity(time.Second))
+	all := func() []string {
+		var keys []string
+		for k := range f.m.All() {
+			keys = append(keys, k)
+		}
+		return keys
+	}
+	f.set("a", 1, 1500*time.Millisecond) // bucket (1s, 2s]
+	f.set("b", 2, 1600*time.Millisecond) // same bucket
+	f.set("c", 3, 2500*time.Millisecond) // bucket (2s, 3s]
+	f.advanceTo(100 * time.Millisecond)
+	if !f.m.Touch("a") { // a: 1.6s, still bucket (1s, 2s]
+		t.Fatal("Touch(a) = false")
+	}
+	f.set("b", 4, 1800*time.Millisecond) // b: 1.9s, still bucket (1s, 2s]
+	if got, want := all(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("All gave %v after a Touch and a Set within their bucket, want %v", got, want)
+	}
+	f.advanceTo(time.Second)
+	if !f.m.Touch("a") { // a: 2.5s, bucket (2s, 3s], after c
+		t.Fatal("Touch(a) = false")
+	}
+	if got, want := all(), []string{"b", "c", "a"}; !slices.Equal(got, want) {
+		t.Fatalf("All gave %v after a Touch into another bucket, want %v", got, want)
+	}
+	f.verify()
+}
+
 // A callback that panics is recovered and reported; the entries after it
 // are still evicted and their callbacks still run, inline and on the
 // delivery goroutine alike.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/timewheel/timewheel/lab"
 	"github.com/timewheel/timewheel/lab/report"
 	"github.com/timewheel/timewheel/lab/workload"
 )
@@ -42,7 +43,7 @@ func parseSizes(b *testing.B, s string) []int {
 // contenders returns the contenders -lab.only selects that support k.
 func contenders(k workload.Kind) []workload.Contender {
 	var cs []workload.Contender
-	for _, c := range workload.Contenders() {
+	for _, c := range lab.Contenders() {
 		if c.Supports(k) && (*onlyFlag == "" || strings.Contains(","+*onlyFlag+",", ","+c.Name+",")) {
 			cs = append(cs, c)
 		}

@@ -17,9 +17,11 @@
 //
 // Each structure is in its own file, and its type's documentation says
 // where it comes from and what each operation costs. [Structures] lists
-// them with what each declares to the conformance suite: only the linux
-// wheel is late by design (by at most 8/63 of a timer's delay), and only
-// libco fires out of order.
+// them, one generic register call each, which binds the structure to its
+// handle type for the conformance suite and for the measurements
+// ([Contenders]) alike. Of what each declares to the conformance suite:
+// only the linux wheel is late by design (by at most 8/63 of a timer's
+// delay), and only libco fires out of order.
 //
 // A tick is one millisecond wherever a structure's geometry depends on it
 // (libco's 60,000 slots are one minute, the linux wheel's levels are

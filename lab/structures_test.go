@@ -3,8 +3,10 @@ package lab_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/timewheel/timewheel/lab"
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // TestLibcoLongTimerFiresOnItsTick drives a libco wheel one tick at a
@@ -69,6 +71,17 @@ func TestLinuxLatenessBound(t *testing.T) {
 	}
 }
 
+// TestLinuxSlackBelow63 holds LinuxSlack to its documentation: "8/63
+// of its delay, rounded down, which is zero below 63 ticks", and the
+// type's "late ... by nothing below 63 ticks".
+func TestLinuxSlackBelow63(t *testing.T) {
+	for d := int64(1); d < 63; d++ {
+		if s := lab.LinuxSlack(0, d); s != 0 {
+			t.Fatalf("LinuxSlack(0, %d) = %d, documented as zero below 63 ticks", d, s)
+		}
+	}
+}
+
 // TestNewRoundsPanics checks the message of a bad slot count.
 func TestNewRoundsPanics(t *testing.T) {
 	defer func() {
@@ -97,4 +110,25 @@ func ExampleLibco() {
 	// Output:
 	// 0 fired at one minute; 1 re-added
 	// 1 fired at its tick
+}
+
+// TestEveryContenderRunsEveryWorkload runs each row of the lab through
+// every workload it supports, at a tiny size: each structure's one
+// register call must give a contender that measures.
+func TestEveryContenderRunsEveryWorkload(t *testing.T) {
+	cs := lab.Contenders()
+	if len(cs) != len(lab.Structures())+2 {
+		t.Fatalf("%d contenders for %d structures, want the structures, time and timewheel", len(cs), len(lab.Structures()))
+	}
+	cfg := workload.Config{Contenders: cs, Kinds: workload.Kinds(), Sizes: []int{16},
+		Budget: workload.Budget{Round: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 1}
+	rs := workload.Run(cfg)
+	if len(rs) != workload.Cells(cfg) {
+		t.Fatalf("%d results, want %d", len(rs), workload.Cells(cfg))
+	}
+	for _, r := range rs {
+		if r.Status != workload.OK || r.Ops <= 0 {
+			t.Errorf("%s %s n=%d: %s after %d ops", r.Contender, r.Workload, r.N, r.Status, r.Ops)
+		}
+	}
 }

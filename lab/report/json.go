@@ -11,6 +11,7 @@ import (
 // Run is everything one run of the lab found, as JSON.
 type Run struct {
 	Machine Machine           `json:"machine"`
+	Load    Load              `json:"load"`
 	Sizes   []int             `json:"sizes"`
 	Budget  Budget            `json:"budget"`
 	Wall    time.Duration     `json:"wall_ns"`
@@ -21,10 +22,10 @@ type Run struct {
 
 // Budget is workload.Budget with its durations in nanoseconds.
 type Budget struct {
-	Measure time.Duration `json:"measure_ns"`
-	Cell    time.Duration `json:"cell_ns"`
-	Fill    time.Duration `json:"fill_ns"`
-	Far     time.Duration `json:"far_ns"`
+	Round time.Duration `json:"round_ns"`
+	Cell  time.Duration `json:"cell_ns"`
+	Fill  time.Duration `json:"fill_ns"`
+	Far   time.Duration `json:"far_ns"`
 }
 
 // Growth is the growth of one contender's workload.
@@ -37,10 +38,10 @@ type Growth struct {
 }
 
 // NewRun assembles a run's report.
-func NewRun(m Machine, l Layout, b workload.Budget, wall time.Duration, r *Results, charts []string) Run {
+func NewRun(m Machine, load Load, l Layout, b workload.Budget, wall time.Duration, r *Results, charts []string) Run {
 	run := Run{
-		Machine: m, Sizes: l.Sizes, Wall: wall, Results: r.all, Charts: charts,
-		Budget: Budget{Measure: b.Measure, Cell: b.Cell, Fill: b.Fill, Far: b.Far},
+		Machine: m, Load: load, Sizes: l.Sizes, Wall: wall, Results: r.all, Charts: charts,
+		Budget: Budget{Round: b.Round, Cell: b.Cell, Fill: b.Fill, Far: b.Far},
 	}
 	for _, c := range l.Contenders {
 		for _, k := range l.Kinds {

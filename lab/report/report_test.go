@@ -3,11 +3,15 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/timewheel/timewheel/lab"
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
@@ -43,12 +47,19 @@ func TestCPUModel(t *testing.T) {
 	}
 }
 
-// fake returns results for two contenders at three sizes: heap O(log n),
-// sorted over budget at the largest, and package time without expire.
+// fake returns results for five contenders at three sizes, each a median
+// with its middle half ±5 %: heap O(log n) and sorted the same, sorted
+// over budget at the largest; wheel half of heap's cost but the same at
+// 1e6; package time twice heap's, without expire; the scheduler faster
+// than package time at 1e3, the same at 1e5, slower at 1e6.
 func fake() (*Results, Layout) {
+	factor := map[string][]float64{
+		"heap": {1, 1, 1}, "sorted": {1, 1, 1}, "wheel": {0.5, 0.5, 0.98},
+		"time": {2, 2, 2}, "timewheel": {1, 1.96, 3},
+	}
 	var cs []workload.Contender
-	for _, c := range workload.Contenders() {
-		if c.Name == "heap" || c.Name == "sorted" || c.Name == "time" || c.Name == "wheel" || c.Name == "timewheel" {
+	for _, c := range lab.Contenders() {
+		if factor[c.Name] != nil {
 			cs = append(cs, c)
 		}
 	}
@@ -60,7 +71,9 @@ func fake() (*Results, Layout) {
 				continue
 			}
 			for i, n := range sizes {
-				r := workload.Result{Contender: c.Name, Workload: k, N: n, Value: float64(10 * (i + 2)), Unit: k.Unit(), Ops: 100, Status: workload.OK}
+				v := float64(10*(i+2)) * factor[c.Name][i]
+				r := workload.Result{Contender: c.Name, Workload: k, N: n, Value: v, Lo: v * 0.95, Hi: v * 1.05,
+					Rounds: 9, Unit: k.Unit(), Ops: 100, Status: workload.OK}
 				if c.Name == "sorted" && n == 1e6 {
 					r = workload.Result{Contender: c.Name, Workload: k, N: n, Unit: k.Unit(), Status: workload.Over}
 				}
@@ -91,19 +104,88 @@ func TestTables(t *testing.T) {
 	}
 }
 
-func TestClaimsAndVersus(t *testing.T) {
+func TestClaims(t *testing.T) {
 	r, l := fake()
 	var b bytes.Buffer
 	Claims(&b, r, l)
 	if !strings.Contains(b.String(), "O(log n)") || strings.Contains(b.String(), "timewheel") {
 		t.Errorf("claims:\n%s", b.String())
 	}
-	b.Reset()
-	Versus(&b, r, l.Sizes)
-	for _, want := range []string{"W1 churn", "W2 refresh", "W4 memory", "1.00x"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("versus lacks %q:\n%s", want, b.String())
+}
+
+func TestCompare(t *testing.T) {
+	cell := func(v, lo, hi float64) workload.Result {
+		return workload.Result{Value: v, Lo: lo, Hi: hi, Status: workload.OK}
+	}
+	cases := []struct {
+		a, b  workload.Result
+		want  Order
+		ratio float64
+	}{
+		{cell(10, 9, 11), cell(20, 19, 21), Cheaper, 0.5},
+		{cell(20, 19, 21), cell(10, 9, 11), Dearer, 2},
+		{cell(10, 9, 11), cell(11.4, 11, 12), Same, 10 / 11.4},    // within the band of each other
+		{cell(10, 9, 11), cell(11.6, 11, 12), Cheaper, 10 / 11.6}, // just outside it
+		{cell(10, 5, 30), cell(20, 19, 21), Cheaper, 0.5},         // the spread of a run's rounds does not widen the band
+	}
+	for _, c := range cases {
+		if o, ratio := Compare(c.a, c.b); o != c.want || math.Abs(ratio-c.ratio) > 1e-9 {
+			t.Errorf("Compare(%v, %v) = %v, %v; want %v, %v", c.a, c.b, o, ratio, c.want, c.ratio)
 		}
+	}
+}
+
+// line returns the line of out that starts with prefix.
+func line(t *testing.T, out, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	t.Fatalf("no line starting with %q in\n%s", prefix, out)
+	return ""
+}
+
+func TestVersus(t *testing.T) {
+	r, l := fake()
+	var b bytes.Buffer
+	Versus(&b, r, l.Sizes)
+	out := b.String()
+	for prefix, want := range map[string]string{
+		"W1 churn    ns/op      1e3": "0.50x  faster",
+		"W1 churn    ns/op      1e5": "≈  same",
+		"W1 churn    ns/op      1e6": "1.50x  slower",
+		"W4 memory   B/timer    1e3": "0.50x  smaller",
+	} {
+		if got := line(t, out, prefix); !strings.HasSuffix(got, want) {
+			t.Errorf("%q, want it to end in %q", got, want)
+		}
+	}
+	if got := line(t, out, "W2 refresh  ns/op      1e3"); !strings.Contains(got, "20.0 ±5%") {
+		t.Errorf("%q: want the median with its spread, 20.0 ±5%%", got)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	r, l := fake()
+	var b bytes.Buffer
+	Verdict(&b, r, l)
+	out := b.String()
+	for prefix, want := range map[string]string{
+		"churn     cheapest:": "wheel, 2.0× ahead of heap ≈ sorted at 1e3–1e5; heap ≈ wheel (39 ns/op) at 1e6",
+		"expire    cheapest:": "wheel, 2.0× ahead of heap ≈ sorted at 1e3–1e5; heap ≈ wheel (39 ns/fired) at 1e6",
+		"memory    smallest:": "wheel, 2.0× below heap ≈ sorted at 1e3–1e5; heap ≈ wheel (39 B/timer) at 1e6",
+	} {
+		if got := line(t, out, prefix); !strings.HasSuffix(got, want) {
+			t.Errorf("%q, want it to end in %q", got, want)
+		}
+	}
+	if !strings.Contains(out, "timewheel vs time: 2.0× faster at 1e3; ≈ at 1e5; 1.5× slower at 1e6") {
+		t.Errorf("no scheduler-against-time verdict in\n%s", out)
+	}
+	if strings.Contains(line(t, out, "expire "), "timewheel vs time") {
+		t.Errorf("a scheduler-against-time verdict for expire, which they do not run:\n%s", out)
 	}
 }
 
@@ -130,7 +212,7 @@ func TestChartsAndJSON(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	run := NewRun(ThisMachine(), l, workload.DefaultBudget(), 0, r, files)
+	run := NewRun(ThisMachine(), Load{}, l, workload.DefaultBudget(), 0, r, files)
 	if err := run.WriteJSON(&b); err != nil {
 		t.Fatal(err)
 	}
@@ -140,5 +222,32 @@ func TestChartsAndJSON(t *testing.T) {
 	}
 	if len(back.Results) != len(r.all) || len(back.Growth) == 0 || back.Machine.Go == "" {
 		t.Errorf("JSON round trip lost something: %d results, %d growths", len(back.Results), len(back.Growth))
+	}
+}
+
+func TestLoad(t *testing.T) {
+	stat := func(user, system, idle, steal int) string {
+		return fmt.Sprintf("cpu  %d 0 %d %d 0 0 0 %d 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\ncpu1 1 2 3 4 5 6 7 8 9 10\nintr 1\n", user, system, idle, steal)
+	}
+	busy, steal, cpus, ok := parseProcStat(stat(300, 100, 600, 50))
+	if !ok || busy != 4 || steal != 0.5 || cpus != 2 {
+		t.Fatalf("parseProcStat = %v, %v, %v, %v; want 4 s busy, 0.5 s steal, 2 CPUs", busy, steal, cpus, ok)
+	}
+	if _, _, _, ok := parseProcStat("intr 1\n"); ok {
+		t.Error("parseProcStat of a file without a cpu line succeeded")
+	}
+	at := time.Now()
+	a := cpuSample{at: at, busy: 10, own: 2, steal: 1, cpus: 2, loadavg: 0.5, ok: true}
+	b := cpuSample{at: at.Add(10 * time.Second), busy: 25, own: 7, steal: 1, cpus: 2, loadavg: 1.5, ok: true}
+	l := loadBetween(a, b)
+	if !l.Known || l.Busy != 1.5 || l.Own != 0.5 || l.Others != 1 || l.Steal != 0 || l.LoadAvg != [2]float64{0.5, 1.5} {
+		t.Errorf("loadBetween = %+v; want 1.5 cores busy, 0.5 of them the lab's, 1 others'", l)
+	}
+	if s := l.String(); !strings.Contains(s, "other processes kept 1.00 of 2 cores busy") || !strings.Contains(s, "a busy machine") {
+		t.Errorf("Load.String() = %q", s)
+	}
+	a.ok = false
+	if l := loadBetween(a, b); l.Known || l.String() != "unknown (no /proc/stat)" {
+		t.Errorf("loadBetween without counters = %+v, %q", l, l.String())
 	}
 }

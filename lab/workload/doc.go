@@ -1,10 +1,14 @@
 // Package workload runs the lab's workloads on every contender: the
-// structures of package lab, the engine, package time and the scheduler
-// timewheel.New, each through the queue.Queue interface. It measures each
-// cell (contender, workload, size) with a time-boxed loop under a budget,
-// so that a structure whose cost explodes is reported over budget instead
-// of hanging the run, and it is what cmd/timerlab prints and what the
-// benchmarks of package lab run.
+// structures of package lab (the engine among them), package time and the
+// scheduler timewheel.New. A timer queue becomes a contender through
+// [Queue], bound to its own handle type, which the compiler checks; package
+// lab registers each of its structures that way, one call each. Package
+// time and the scheduler are [Time] and [Scheduler]: their clocks are real,
+// so they offer schedule, cancel and reschedule, not a [queue.Queue]. It
+// measures each cell (contender, workload, size) with a time-boxed loop
+// under a budget, so that a structure whose cost explodes is reported over
+// budget instead of hanging the run, and it is what cmd/timerlab prints
+// and what the benchmarks of package lab run.
 //
 // One tick is one millisecond. Every workload but far keeps n timers
 // pending, due 10 to 60 seconds out (package time and the scheduler: an

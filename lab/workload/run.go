@@ -7,31 +7,48 @@ import (
 	"time"
 )
 
-// Budget bounds the wall time the lab spends on each cell, so that a
-// structure whose cost explodes is reported over budget instead of hanging
-// the run.
+// Budget bounds the time the lab spends on each cell, so that a structure
+// whose cost explodes is reported over budget instead of hanging the run,
+// and says how much timed work a round of a cell is. Every duration is on
+// the lab's clock, the CPU time of its thread where there is one (see
+// CPUClock): a busy machine makes a run longer, not a cell over budget.
 type Budget struct {
-	// Measure is the timed work a cell aims for; it stops there.
-	Measure time.Duration
-	// Cell is the wall time a cell may take, untimed repairs included; a
-	// cell that has not done MinOps operations by then is over budget.
+	// Round is the timed work of one round of a cell (expire: one burst).
+	Round time.Duration
+	// Cell is the time a cell may take over all its rounds, untimed
+	// repairs included; a cell that has not done MinOps operations by then
+	// is over budget.
 	Cell time.Duration
-	// Fill is the wall time for filling a station with n timers; a
-	// station not full by then puts all its cells over budget.
+	// Fill is the time for filling a station with n timers; a station not
+	// full by then puts all its cells over budget.
 	Fill time.Duration
-	// Far is the wall time for one far cell, its own fill included.
+	// Far is the time for one far cell, over all its rounds; its first
+	// round, its own fill included, must end within it.
 	Far time.Duration
 }
 
 // DefaultBudget returns the budget cmd/timerlab uses by default: a run of
-// every contender at sizes 1e2 to 1e6 takes about a minute on two cores.
+// every contender at sizes 1e2 to 1e6 takes about a minute and a half on
+// two cores.
 func DefaultBudget() Budget {
-	return Budget{Measure: 30 * time.Millisecond, Cell: time.Second, Fill: 3 * time.Second, Far: 3 * time.Second}
+	return Budget{Round: 2 * time.Millisecond, Cell: time.Second, Fill: 3 * time.Second, Far: 3 * time.Second}
 }
 
 // MinOps is the number of operations a cell must complete within its
 // budget (for expire, one burst).
 const MinOps = 32
+
+// The rounds of a cell: at least MinRounds (far: MinFarRounds) once
+// calibrated, at most MaxRounds (MaxFarRounds), and no more once the
+// middle half of the rounds lies within Settled of the median, or once the
+// cell's budget is spent.
+const (
+	MinRounds    = 9
+	MaxRounds    = 25
+	MinFarRounds = 3
+	MaxFarRounds = 3
+	Settled      = 0.05 // (Hi−Lo)/2 over the median
+)
 
 // Status says how a cell ended.
 type Status string
@@ -44,16 +61,30 @@ const (
 	Skipped   Status = "over budget (skipped)"   // not run: a smaller size was over budget
 )
 
-// Result is one cell: a contender, a workload, a size.
+// Result is one cell: a contender, a workload, a size. Its value is the
+// median of its rounds, and Lo and Hi are the quartiles: the middle half
+// of the rounds lies between them. Memory has one round.
 type Result struct {
 	Contender string        `json:"contender"`
 	Workload  Kind          `json:"workload"`
 	N         int           `json:"n"`
 	Value     float64       `json:"value"` // in Unit; 0 unless Status is OK
+	Lo        float64       `json:"lo"`
+	Hi        float64       `json:"hi"`
+	Rounds    int           `json:"rounds"`
 	Unit      string        `json:"unit"`
-	Ops       int           `json:"ops"` // operations measured
+	Ops       int           `json:"ops"` // operations measured, over every round
 	Status    Status        `json:"status"`
 	Wall      time.Duration `json:"wall_ns"` // wall time the cell took
+}
+
+// Spread returns half the width of the middle half of the rounds, over
+// the median: 0.05 is ±5 %.
+func (r Result) Spread() float64 {
+	if r.Value <= 0 {
+		return 0
+	}
+	return (r.Hi - r.Lo) / 2 / r.Value
 }
 
 // Config says what Run runs.
@@ -80,10 +111,22 @@ func Cells(cfg Config) int {
 	return n
 }
 
-// Run measures every cell of cfg, sizes in ascending order, and returns
-// the results. Once a contender's cell is over budget at some size, its
-// cells of that workload at larger sizes are not run.
+// Run measures every cell of cfg and returns the results, sizes in
+// ascending order. At each size it fills a station of n timers for every
+// contender and measures each workload on all of them together, in laps:
+// one round of every contender whose cell has not settled yet, then the
+// next lap. Whatever else the machine does at some moment falls on every
+// contender alike, not on the one measured then, and the median of a
+// cell's rounds leaves out the rounds it spoiled. Rounds are timed on the
+// CPU clock of the thread Run locks itself to, where there is one (see
+// CPUClock), so that the time another process has the core is not
+// billed. Memory is measured
+// first, while a station is filled alone. Once a contender's cell is over
+// budget at some size, its cells of that workload at larger sizes are not
+// run.
 func Run(cfg Config) []Result {
+	runtime.LockOSThread() // one thread, for its CPU clock
+	defer runtime.UnlockOSThread()
 	sizes := slices.Clone(cfg.Sizes)
 	slices.Sort(sizes)
 	var out []Result
@@ -94,34 +137,72 @@ func Run(cfg Config) []Result {
 			cfg.Progress(r)
 		}
 	}
-	for _, c := range cfg.Contenders {
-		g := &gate{over: map[Kind]bool{}}
-		for _, n := range sizes {
-			runStation(c, n, cfg, g, emit)
-			if slices.Contains(cfg.Kinds, Far) && c.Supports(Far) {
-				emit(runFar(c, n, cfg, g))
-			}
-			runtime.GC() // leave nothing of this size to the next one's measures
-		}
+	gates := make([]*gate, len(cfg.Contenders))
+	for i := range gates {
+		gates[i] = &gate{over: map[Kind]bool{}}
+	}
+	for _, n := range sizes {
+		runSize(cfg, n, gates, emit)
+		runtime.GC() // leave nothing of this size to the next one's measures
 	}
 	return out
 }
 
+// runSize measures every cell of size n.
+func runSize(cfg Config, n int, gates []*gate, emit func(Result)) {
+	var resident []Kind
+	for _, k := range cfg.Kinds {
+		if k.resident() && k != Memory {
+			resident = append(resident, k)
+		}
+	}
+	if slices.Contains(cfg.Kinds, Memory) {
+		for i, c := range cfg.Contenders {
+			if open(cfg, c, n, gates[i], []Kind{Memory}, emit) != nil {
+				panic("workload: a memory station is closed once measured")
+			}
+		}
+	}
+	stations := make([]Station, len(cfg.Contenders))
+	for i, c := range cfg.Contenders {
+		stations[i] = open(cfg, c, n, gates[i], resident, emit)
+	}
+	runtime.GC() // the fills' garbage would bill the first cells
+	for _, k := range resident {
+		var cells []*cell
+		for i, c := range cfg.Contenders {
+			if stations[i] != nil && c.Supports(k) && !gates[i].over[k] {
+				cells = append(cells, &cell{contender: c.Name, st: stations[i], gate: gates[i]})
+			}
+		}
+		measure(cells, k, n, cfg.Budget, emit)
+	}
+	for i, st := range stations {
+		if st != nil {
+			st.Close()
+			stations[i] = nil // for the far cells' collections
+		}
+	}
+	if slices.Contains(cfg.Kinds, Far) {
+		runFar(cfg, n, gates, emit)
+	}
+}
+
 // gate keeps, for one contender, which workloads went over budget and how
-// long filling and far took at the sizes before.
+// long (on the lab's clock) filling and far took at the sizes before.
 type gate struct {
 	over      map[Kind]bool
 	fill, far []point
 }
 
-// point is a wall time at a size.
+// point is a time at a size.
 type point struct {
 	n    int
 	wall time.Duration
 }
 
-// predict returns the wall time expected at size n from the last two
-// points measured before: the power law through them, wall ∝ n^p, which
+// predict returns the time expected at size n from the last two points
+// measured before: the power law through them, time ∝ n^p, which
 // tells a cost that grows with n from one that does not; 0 if it cannot
 // tell (fewer than two points, or walls too short to mean anything).
 func predict(ps []point, n int) time.Duration {
@@ -136,13 +217,15 @@ func predict(ps []point, n int) time.Duration {
 	return time.Duration(float64(last.wall) * math.Pow(float64(n)/float64(last.n), max(p, 0)))
 }
 
-// runStation fills a station of n timers and measures the resident
-// workloads on it.
-func runStation(c Contender, n int, cfg Config, g *gate, emit func(Result)) {
+// open fills a station of c with n timers for the workloads ks it
+// supports and returns it; nil if there is nothing to measure on it, if
+// it went over budget, or if ks is just memory, which it measures and
+// emits.
+func open(cfg Config, c Contender, n int, g *gate, ks []Kind, emit func(Result)) Station {
 	var live []Kind
-	for _, k := range cfg.Kinds {
+	for _, k := range ks {
 		switch {
-		case !k.resident() || !c.Supports(k):
+		case !c.Supports(k):
 		case g.over[k]:
 			emit(Result{Contender: c.Name, Workload: k, N: n, Status: Skipped})
 		default:
@@ -150,121 +233,276 @@ func runStation(c Contender, n int, cfg Config, g *gate, emit func(Result)) {
 		}
 	}
 	if len(live) == 0 {
-		return
+		return nil
 	}
-	overAll := func(s Status, wall time.Duration) {
+	overAll := func(s Status, wall time.Duration) Station {
 		for _, k := range live {
 			g.over[k] = true
 			emit(Result{Contender: c.Name, Workload: k, N: n, Status: s, Wall: wall})
 		}
+		return nil
 	}
 	if predict(g.fill, n) > cfg.Budget.Fill*3/2 {
-		overAll(Predicted, 0)
-		return
+		return overAll(Predicted, 0)
 	}
-	start := time.Now()
-	st, mem, ok := c.ops().open(n, cfg.Seed, start.Add(cfg.Budget.Fill), slices.Contains(live, Memory))
+	mem := slices.Equal(live, []Kind{Memory})
+	start, cpu := time.Now(), clock()
+	st, perTimer, ok := c.ops.open(n, cfg.Seed, after(cfg.Budget.Fill), mem)
 	wall := time.Since(start)
 	if !ok {
-		overAll(Over, wall)
-		return
+		return overAll(Over, wall)
 	}
-	defer st.Close()
-	g.fill = append(g.fill, point{n, wall})
-	for _, k := range live {
-		if k == Memory {
-			emit(Result{Contender: c.Name, Workload: k, N: n, Value: mem, Ops: n, Status: OK, Wall: wall})
-			continue
+	if len(g.fill) == 0 || g.fill[len(g.fill)-1].n != n {
+		g.fill = append(g.fill, point{n, clock() - cpu})
+	}
+	if mem {
+		st.Close()
+		emit(Result{Contender: c.Name, Workload: Memory, N: n, Value: perTimer, Lo: perTimer, Hi: perTimer,
+			Rounds: 1, Ops: n, Status: OK, Wall: wall})
+		return nil
+	}
+	return st
+}
+
+// cell is one contender's cell of a workload and size, in the making.
+type cell struct {
+	contender string
+	st        Station
+	gate      *gate
+	per       int           // operations per round, from the calibration round
+	ops       int           // operations done, calibration included
+	wall      time.Duration // wall time spent on it, untimed repairs included
+	spent     time.Duration // the same on the lab's clock
+	costs     []float64     // cost per operation of each round after calibration
+	done      bool
+	over      bool
+}
+
+// measure runs workload k on the cells at size n: a calibration round
+// each, which also warms them up and is not counted, then laps of one
+// round each, every other lap in reverse order, until every cell is done,
+// and emits their results in order.
+func measure(cells []*cell, k Kind, n int, b Budget, emit func(Result)) {
+	for _, c := range cells {
+		calibrate(c, k, b)
+	}
+	for lap := 0; ; lap++ {
+		busy := false
+		for i := range cells {
+			c := cells[i]
+			if lap%2 == 1 { // every other lap backwards: no contender always follows the same one
+				c = cells[len(cells)-1-i]
+			}
+			if c.done {
+				continue
+			}
+			busy = true
+			w := &watch{}
+			start, cpu := time.Now(), clock()
+			ops := c.st.Run(k, c.per, w)
+			c.wall, c.spent = c.wall+time.Since(start), c.spent+clock()-cpu
+			c.ops += ops
+			c.costs = append(c.costs, float64(w.total.Nanoseconds())/float64(ops))
+			c.done = finished(c.costs, MinRounds, MaxRounds) || c.spent >= b.Cell
 		}
-		runtime.GC() // a collection left running by the cell before would bill this one
-		r := measure(st, k, cfg.Budget)
-		r.Contender, r.N = c.Name, n
-		if r.Status != OK {
-			g.over[k] = true
+		if !busy {
+			break
+		}
+	}
+	for _, c := range cells {
+		r := Result{Contender: c.contender, Workload: k, N: n, Ops: c.ops, Wall: c.wall, Status: OK}
+		if c.over {
+			r.Status = Over
+			c.gate.over[k] = true
+		} else {
+			r.Value, r.Lo, r.Hi = quartiles(c.costs)
+			r.Rounds = len(c.costs)
 		}
 		emit(r)
 	}
 }
 
-// rounds is how many times measure repeats a cell's timing; it reports
-// the cheapest, since what other processes do to a run only adds time.
-const rounds = 3
-
-// measure runs workload k on st in rounds of chunks that double, each
-// round until its timed work reaches a third of the budget's Measure,
-// all of them until the cell's wall time reaches its Cell. It reports the
-// cheapest round.
-func measure(st Station, k Kind, b Budget) Result {
-	start := time.Now()
-	deadline := start.Add(b.Cell)
-	ops, most, minOps := 0, 1<<62, MinOps
-	first := 1
+// calibrate runs the first round of c: chunks that double until the
+// timed work reaches the budget's Round, which sets how many operations
+// the next rounds do. A cell that cannot do MinOps operations within its
+// budget is over budget and done; one that can, but not in a Round, has
+// its only round counted. An expire round is one burst: no more than 40
+// bursts fit before the station moves its pending timers (see expire).
+func calibrate(c *cell, k Kind, b Budget) {
+	start, cpu := time.Now(), clock()
+	until := after(b.Cell)
+	w := &watch{}
+	n, chunk := 0, 1
 	if k == Expire {
-		first, most, minOps = burstSize, burstsPerFill*burstSize, burstSize
+		n = c.st.Run(k, burstSize, w)
+		c.wall, c.spent, c.ops, c.per = time.Since(start), clock()-cpu, n, burstSize
+		if c.spent >= b.Cell {
+			c.over, c.done = true, true
+		}
+		return
 	}
-	best, timed := math.Inf(1), time.Duration(0)
-	for range rounds {
-		w := &watch{}
-		n, c := 0, first
-		for c > 0 {
-			n += st.Run(k, c, w)
-			if w.total >= b.Measure/rounds || ops+n >= most || time.Now().After(deadline) {
-				break
+	for {
+		n += c.st.Run(k, chunk, w)
+		if w.total >= b.Round || until.passed() {
+			break
+		}
+		chunk = min(2*chunk, 1<<16)
+	}
+	c.wall, c.spent, c.ops = time.Since(start), clock()-cpu, n
+	switch {
+	case n < MinOps && w.total < b.Round:
+		c.over, c.done = true, true
+	case c.spent >= b.Cell:
+		c.costs, c.done = []float64{float64(w.total.Nanoseconds()) / float64(n)}, true
+	default:
+		c.per = max(1, int(math.Round(float64(n)*float64(b.Round)/float64(max(w.total, 1)))))
+	}
+}
+
+// finished reports whether a cell with these rounds is done: it has
+// max rounds, or min rounds whose middle half lies within Settled of the
+// median.
+func finished(costs []float64, min, max int) bool {
+	if len(costs) >= max {
+		return true
+	}
+	if len(costs) < min {
+		return false
+	}
+	med, lo, hi := quartiles(costs)
+	return (hi-lo)/2 <= Settled*med
+}
+
+// quartiles returns the median and the first and third quartiles of xs,
+// interpolated between the values on either side.
+func quartiles(xs []float64) (med, lo, hi float64) {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(q float64) float64 {
+		if len(s) == 0 {
+			return 0
+		}
+		pos := q * float64(len(s)-1)
+		i := int(pos)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+	}
+	return at(0.5), at(0.25), at(0.75)
+}
+
+// farCell is one contender's far cell in the making.
+type farCell struct {
+	c     Contender
+	gate  *gate
+	wall  time.Duration // over every round
+	spent time.Duration // the same on the lab's clock
+	last  time.Duration // the last round's, on the lab's clock
+	costs []float64
+	done  bool
+}
+
+// runFar measures the far workload at size n, in laps like measure: one
+// run of every contender whose cell is not done, then the next lap.
+func runFar(cfg Config, n int, gates []*gate, emit func(Result)) {
+	var cells []*farCell
+	for i, c := range cfg.Contenders {
+		if !c.Supports(Far) {
+			continue
+		}
+		g := gates[i]
+		switch {
+		case g.over[Far]:
+			emit(Result{Contender: c.Name, Workload: Far, N: n, Status: Skipped})
+			continue
+		case predict(g.far, n) > cfg.Budget.Far*3/2:
+			g.over[Far] = true
+			emit(Result{Contender: c.Name, Workload: Far, N: n, Status: Predicted})
+			continue
+		}
+		cells = append(cells, &farCell{c: c, gate: g})
+	}
+	for lap := 0; ; lap++ {
+		busy := false
+		for _, fc := range cells {
+			if fc.done {
+				continue
 			}
-			c = min(2*c, 1<<16, most-ops-n)
+			busy = true
+			runtime.GC() // the garbage of the run before would bill this one
+			start, cpu := time.Now(), clock()
+			until := deadline(0)
+			if lap == 0 {
+				until = after(cfg.Budget.Far)
+			}
+			w := &watch{}
+			ok := fc.c.ops.far(n, cfg.Seed+uint64(lap), until, w)
+			fc.last = clock() - cpu
+			fc.wall, fc.spent = fc.wall+time.Since(start), fc.spent+fc.last
+			if !ok {
+				fc.done = true
+				continue
+			}
+			if lap == 0 {
+				fc.gate.far = append(fc.gate.far, point{n, fc.last})
+			}
+			fc.costs = append(fc.costs, float64(w.total.Nanoseconds())/float64(n))
+			fc.done = finished(fc.costs, MinFarRounds, MaxFarRounds) || fc.spent+fc.last > cfg.Budget.Far
 		}
-		ops, timed = ops+n, timed+w.total
-		if n >= minOps || w.total >= b.Measure/rounds {
-			best = min(best, float64(w.total.Nanoseconds())/float64(n))
-		}
-		if ops >= most || time.Now().After(deadline) {
+		if !busy {
 			break
 		}
 	}
-	r := Result{Workload: k, Ops: ops, Status: OK, Wall: time.Since(start)}
-	if math.IsInf(best, 1) {
-		if ops < minOps && timed < b.Measure {
+	for _, fc := range cells {
+		r := Result{Contender: fc.c.Name, Workload: Far, N: n, Wall: fc.wall, Status: OK}
+		if len(fc.costs) == 0 {
+			fc.gate.over[Far] = true
 			r.Status = Over
-			return r
+		} else {
+			r.Value, r.Lo, r.Hi = quartiles(fc.costs)
+			r.Rounds, r.Ops = len(fc.costs), n*len(fc.costs)
 		}
-		best = float64(timed.Nanoseconds()) / float64(ops)
+		emit(r)
 	}
-	r.Value = best
-	return r
-}
-
-// runFar measures the far workload at size n.
-func runFar(c Contender, n int, cfg Config, g *gate) Result {
-	r := Result{Contender: c.Name, Workload: Far, N: n}
-	switch {
-	case g.over[Far]:
-		r.Status = Skipped
-		return r
-	case predict(g.far, n) > cfg.Budget.Far*3/2:
-		g.over[Far] = true
-		r.Status = Predicted
-		return r
-	}
-	start := time.Now()
-	w := &watch{}
-	ok := c.ops().far(n, cfg.Seed, start.Add(cfg.Budget.Far), w)
-	r.Wall = time.Since(start)
-	if !ok {
-		g.over[Far] = true
-		r.Status = Over
-		return r
-	}
-	g.far = append(g.far, point{n, r.Wall})
-	r.Status, r.Ops, r.Value = OK, n, float64(w.total.Nanoseconds())/float64(n)
-	return r
 }
 
 // watch is the lab's Stopwatch: it adds up the time between StartTimer
-// and StopTimer.
+// and StopTimer, on the thread's CPU clock where there is one (see
+// threadCPU and Run), on the wall clock elsewhere.
 type watch struct {
-	start time.Time
+	start time.Duration
 	total time.Duration
 }
 
-func (w *watch) StartTimer() { w.start = time.Now() }
-func (w *watch) StopTimer()  { w.total += time.Since(w.start) }
+func (w *watch) StartTimer() { w.start = clock() }
+func (w *watch) StopTimer()  { w.total += clock() - w.start }
+
+// epoch is the wall clock's zero for clock.
+var epoch = time.Now()
+
+// clock returns the thread's CPU time if it can be read, the wall time
+// since epoch otherwise.
+func clock() time.Duration {
+	if d, ok := threadCPU(); ok {
+		return d
+	}
+	return time.Since(epoch)
+}
+
+// deadline is a time on the lab's clock; the zero deadline never passes.
+type deadline time.Duration
+
+// after returns the deadline d from now on the lab's clock.
+func after(d time.Duration) deadline { return deadline(clock() + d) }
+
+// passed reports whether the deadline has passed.
+func (d deadline) passed() bool { return d != 0 && clock() > time.Duration(d) }
+
+// CPUClock reports whether the lab times its rounds on the thread's CPU
+// clock: on Linux. Elsewhere it uses the wall clock, and a round during
+// which another process had the lab's core is billed for the wait.
+func CPUClock() bool {
+	_, ok := threadCPU()
+	return ok
+}

@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 	"runtime"
-	"time"
 
 	"github.com/timewheel/timewheel/queue"
 )
@@ -30,7 +29,7 @@ type Station interface {
 // Open returns a station of c holding n pending timers, the generator
 // seeded with seed, and the heap bytes it took per timer.
 func (c Contender) Open(n int, seed uint64) (Station, float64) {
-	st, mem, _ := c.ops().open(n, seed, time.Time{}, true)
+	st, mem, _ := c.ops.open(n, seed, 0, true)
 	return st, mem
 }
 
@@ -39,7 +38,7 @@ func (c Contender) Far(n int, seed uint64, sw Stopwatch) {
 	if !c.Supports(Far) {
 		panic(fmt.Sprintf("workload: %s has no far workload", c.Name))
 	}
-	c.ops().far(n, seed, time.Time{}, sw)
+	c.ops.far(n, seed, 0, sw)
 }
 
 // Tick offsets of the workloads, one tick a millisecond.
@@ -58,19 +57,38 @@ const (
 // at the clock.
 const deadlineCheck = 1024
 
-// bound binds the workloads to queues of one handle type.
+// opener makes stations of one handle type; see bound.
+type opener interface {
+	// open fills a new station with n timers, measuring the heap it takes
+	// if mem, and reports false if the fill deadline passed first.
+	open(n int, seed uint64, fill deadline, mem bool) (st Station, bytesPerTimer float64, ok bool)
+	// far runs the far workload on a new queue, timing it with sw, and
+	// reports false if until passed first.
+	far(n int, seed uint64, until deadline, sw Stopwatch) bool
+	farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool
+}
+
+// timers is what every contender offers a station: schedule, cancel and
+// reschedule. A queue.Queue is one.
+type timers[H comparable] interface {
+	Schedule(when int64) H
+	Cancel(h H) bool
+	Reschedule(h H, when int64) bool
+}
+
+// bound binds the workloads to contenders of one handle type: a queue,
+// or timers on the real clock.
 type bound[H comparable] struct {
-	newQueue func() queue.Queue[H]
+	newQueue func() queue.Queue[H] // or
+	newReal  func() realTimers[H]
 }
 
-func bindQueue[H comparable](newQueue func() queue.Queue[H]) opener {
-	return bound[H]{newQueue}
-}
-
-// station is a Station on a queue with handles H.
+// station is a Station on a contender with handles H.
 type station[H comparable] struct {
-	q      queue.Queue[H]
-	hs     []H // the n pending timers
+	t      timers[H]
+	q      queue.Queue[H] // t, for a queue; nil for timers on the real clock
+	real   realTimers[H]  // t, for timers on the real clock; nil for a queue
+	hs     []H            // the n pending timers
 	tmp    []H
 	r      rng
 	now    int64
@@ -79,44 +97,48 @@ type station[H comparable] struct {
 	fire   func(H)
 }
 
-func (b bound[H]) open(n int, seed uint64, fill time.Time, mem bool) (Station, float64, bool) {
+func (b bound[H]) open(n int, seed uint64, fill deadline, mem bool) (Station, float64, bool) {
 	s := &station[H]{hs: make([]H, 0, n), tmp: make([]H, 0, chunk), r: newRNG(seed), fire: func(H) {}}
 	var before runtime.MemStats
 	if mem {
+		runtime.GC() // twice: timers a contender before stopped may be freed only by the second
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 	}
-	s.q = b.newQueue()
+	if b.newQueue != nil {
+		s.q = b.newQueue()
+		s.t = s.q
+	} else {
+		s.real = b.newReal()
+		s.t = s.real
+	}
 	for i := range n {
-		if i%deadlineCheck == deadlineCheck-1 && !fill.IsZero() && time.Now().After(fill) {
+		if i%deadlineCheck == deadlineCheck-1 && fill.passed() {
 			s.Close()
 			return nil, 0, false
 		}
-		s.hs = append(s.hs, s.q.Schedule(s.now+s.r.between(pendingFrom, pendingTo)))
+		s.hs = append(s.hs, s.t.Schedule(s.now+s.r.between(pendingFrom, pendingTo)))
 	}
 	var perTimer float64
 	if mem {
-		var after runtime.MemStats
+		var filled runtime.MemStats
 		runtime.GC()
-		runtime.ReadMemStats(&after)
-		perTimer = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(max(n, 1))
+		runtime.ReadMemStats(&filled)
+		perTimer = (float64(filled.HeapAlloc) - float64(before.HeapAlloc)) / float64(max(n, 1))
 	}
 	return s, perTimer, true
 }
 
 func (s *station[H]) Close() {
-	if c, ok := any(s.q).(interface{ Close() }); ok {
-		c.Close()
-		return
-	}
-	if _, ok := any(s.q).(*timeQueue); ok { // stop them, or they wait in the runtime for an hour
-		for _, h := range s.hs {
-			s.q.Cancel(h)
-		}
+	if s.real != nil {
+		s.real.Close(s.hs)
 	}
 }
 
 func (s *station[H]) Run(k Kind, ops int, sw Stopwatch) int {
+	if s.q == nil && k == Expire {
+		panic("workload: timers on the real clock have no expire workload")
+	}
 	if len(s.hs) == 0 && k != Schedule && k != Expire {
 		panic(fmt.Sprintf("workload: %s needs pending timers", k))
 	}
@@ -143,11 +165,11 @@ func (s *station[H]) schedule(ops int, sw Stopwatch) int {
 		tmp := s.tmp[:c]
 		sw.StartTimer()
 		for i := range tmp {
-			tmp[i] = s.q.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
+			tmp[i] = s.t.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
 		}
 		sw.StopTimer()
 		for _, h := range tmp {
-			s.q.Cancel(h)
+			s.t.Cancel(h)
 		}
 		done += c
 	}
@@ -173,11 +195,11 @@ func (s *station[H]) cancel(ops int, sw Stopwatch) int {
 		pick := s.perm[:c]
 		sw.StartTimer()
 		for _, i := range pick {
-			s.q.Cancel(s.hs[i])
+			s.t.Cancel(s.hs[i])
 		}
 		sw.StopTimer()
 		for _, i := range pick {
-			s.hs[i] = s.q.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
+			s.hs[i] = s.t.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
 		}
 		done += c
 	}
@@ -190,8 +212,8 @@ func (s *station[H]) churn(ops int, sw Stopwatch) int {
 	sw.StartTimer()
 	for range ops {
 		i := s.r.intn(n)
-		s.q.Cancel(s.hs[i])
-		s.hs[i] = s.q.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
+		s.t.Cancel(s.hs[i])
+		s.hs[i] = s.t.Schedule(s.now + s.r.between(pendingFrom, pendingTo))
 	}
 	sw.StopTimer()
 	return ops
@@ -202,7 +224,7 @@ func (s *station[H]) refresh(ops int, sw Stopwatch) int {
 	n := len(s.hs)
 	sw.StartTimer()
 	for range ops {
-		s.q.Reschedule(s.hs[s.r.intn(n)], s.now+refreshTo)
+		s.t.Reschedule(s.hs[s.r.intn(n)], s.now+refreshTo)
 	}
 	sw.StopTimer()
 	return ops
@@ -241,27 +263,27 @@ type farPlan struct{ from, to, step int64 }
 
 var defaultFar = farPlan{farFrom, farTo, farStep}
 
-func (b bound[H]) far(n int, seed uint64, deadline time.Time, sw Stopwatch) bool {
-	return b.farWith(defaultFar, n, seed, deadline, sw)
+func (b bound[H]) far(n int, seed uint64, until deadline, sw Stopwatch) bool {
+	return b.farWith(defaultFar, n, seed, until, sw)
 }
 
 // farWith schedules n timers from plan.from to plan.to ticks out and
 // drives the clock plan.step ticks at a time until every one has fired.
-func (b bound[H]) farWith(plan farPlan, n int, seed uint64, deadline time.Time, sw Stopwatch) bool {
+func (b bound[H]) farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool {
 	r := newRNG(seed)
 	fire := func(H) {}
 	sw.StartTimer()
 	defer sw.StopTimer()
 	q := b.newQueue()
 	for i := range n {
-		if i%deadlineCheck == deadlineCheck-1 && !deadline.IsZero() && time.Now().After(deadline) {
+		if i%deadlineCheck == deadlineCheck-1 && until.passed() {
 			return false
 		}
 		q.Schedule(r.between(plan.from, plan.to))
 	}
 	fired := 0
 	for now, step := plan.step, 0; fired < n; now, step = now+plan.step, step+1 {
-		if step%64 == 63 && !deadline.IsZero() && time.Now().After(deadline) {
+		if step%64 == 63 && until.passed() {
 			return false
 		}
 		fired += q.Expire(now, fire)

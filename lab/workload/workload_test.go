@@ -6,10 +6,24 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/timewheel/timewheel/queue"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
+}
+
+// contenders are the contenders these tests run: two queues of package
+// queue (the lab's structures, which import this package, are run by its
+// own tests), package time and the scheduler.
+func contenders() []Contender {
+	return []Contender{
+		Queue("reference", "queue.Reference", Claims{}, func() queue.Queue[*queue.RefTimer] { return queue.NewReference() }),
+		Queue("wheel", "queue.Wheel", Claims{}, func() queue.Queue[*queue.Entry] { return queue.NewWheel() }),
+		Time(),
+		Scheduler(),
+	}
 }
 
 type nopWatch struct{}
@@ -21,7 +35,7 @@ func (nopWatch) StopTimer()  {}
 // contender and checks that the structures still hold their n timers.
 func TestStationsKeepTheirTimers(t *testing.T) {
 	const n = 64
-	for _, c := range Contenders() {
+	for _, c := range contenders() {
 		t.Run("engine="+c.Name, func(t *testing.T) {
 			st, _ := c.Open(n, 1)
 			defer st.Close()
@@ -36,7 +50,7 @@ func TestStationsKeepTheirTimers(t *testing.T) {
 				if got := st.Run(k, ops, nopWatch{}); got < ops {
 					t.Fatalf("Run(%s, %d) did %d", k, ops, got)
 				}
-				if c.Structure == nil {
+				if c.clockless {
 					continue
 				}
 				q := st.(interface{ pending() int })
@@ -51,12 +65,12 @@ func TestStationsKeepTheirTimers(t *testing.T) {
 // TestFarFiresEveryTimer runs a short far workload on every structure.
 func TestFarFiresEveryTimer(t *testing.T) {
 	plan := farPlan{from: 100, to: 5000, step: 10}
-	for _, c := range Contenders() {
+	for _, c := range contenders() {
 		if !c.Supports(Far) {
 			continue
 		}
 		t.Run("engine="+c.Name, func(t *testing.T) {
-			if !c.ops().farWith(plan, 200, 1, time.Time{}, nopWatch{}) {
+			if !c.ops.farWith(plan, 200, 1, 0, nopWatch{}) {
 				t.Fatal("far reported over budget without a deadline")
 			}
 		})
@@ -65,8 +79,8 @@ func TestFarFiresEveryTimer(t *testing.T) {
 
 // TestRunCoversEveryCell runs two contenders on tiny sizes.
 func TestRunCoversEveryCell(t *testing.T) {
-	cfg := Config{Contenders: pick(t, "heap", "time"), Kinds: []Kind{Schedule, Cancel, Expire, Churn, Refresh, Memory},
-		Sizes: []int{16, 8}, Budget: Budget{Measure: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 3}
+	cfg := Config{Contenders: pick(t, "reference", "time"), Kinds: []Kind{Schedule, Cancel, Expire, Churn, Refresh, Memory},
+		Sizes: []int{16, 8}, Budget: Budget{Round: time.Microsecond, Cell: time.Minute, Fill: time.Minute, Far: time.Minute}, Seed: 3}
 	var seen int
 	cfg.Progress = func(Result) { seen++ }
 	rs := Run(cfg)
@@ -89,8 +103,8 @@ func TestRunCoversEveryCell(t *testing.T) {
 // TestRunStopsAtTheBudget gives filling no time at all: the first size
 // is over budget, the next skipped, and nothing hangs.
 func TestRunStopsAtTheBudget(t *testing.T) {
-	cfg := Config{Contenders: pick(t, "sorted"), Kinds: []Kind{Churn, Memory, Far},
-		Sizes: []int{2 * deadlineCheck, 4 * deadlineCheck}, Budget: Budget{Measure: time.Millisecond}}
+	cfg := Config{Contenders: pick(t, "reference"), Kinds: []Kind{Churn, Memory, Far},
+		Sizes: []int{2 * deadlineCheck, 4 * deadlineCheck}, Budget: Budget{Round: time.Millisecond}}
 	want := map[int]Status{2 * deadlineCheck: Over, 4 * deadlineCheck: Skipped}
 	for _, r := range Run(cfg) {
 		if r.Status != want[r.N] {
@@ -129,8 +143,10 @@ func TestGrowth(t *testing.T) {
 		{func(float64) float64 { return 40 }, "≈O(1)"},
 		{func(n float64) float64 { return 10 * math.Log2(n) }, "≈O(log n)"},
 		{func(n float64) float64 { return 3 * n }, "≈O(n)"},
-		{func(n float64) float64 { return math.Sqrt(n) }, "≈O(n^0.5)"},
-		{func(n float64) float64 { return n * n }, "≈O(n^2.0)"},
+		{func(n float64) float64 { return math.Pow(n, 0.7) }, "≈O(√n)"},
+		{func(n float64) float64 { return n * math.Sqrt(n) }, "≈O(n^1.5)"},
+		{func(n float64) float64 { return n * n }, "≈O(n²)"},
+		{func(n float64) float64 { return n * n * n }, "≈O(n²)"},
 	}
 	for _, c := range cases {
 		var rs []Result
@@ -141,6 +157,18 @@ func TestGrowth(t *testing.T) {
 		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 {
 			t.Errorf("growth %v (%d points), want %s", g, g.Points, c.class)
 		}
+	}
+	// one size spoiled tenfold by a burst of load: the slope stays flat
+	var rs []Result
+	for _, n := range []int{1e2, 1e3, 1e4, 1e5, 1e6} {
+		v := 20.0
+		if n == 1e5 {
+			v = 200
+		}
+		rs = append(rs, Result{N: n, Value: v, Status: OK})
+	}
+	if g := FitGrowth(rs); g.Class() != "≈O(1)" {
+		t.Errorf("a flat cost with one size ten times over: growth %v, want ≈O(1)", g)
 	}
 	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.Class() != "?" {
 		t.Errorf("one point: %v, want ?", g)
@@ -161,7 +189,7 @@ func TestParseKind(t *testing.T) {
 func pick(t *testing.T, names ...string) []Contender {
 	var cs []Contender
 	for _, name := range names {
-		for _, c := range Contenders() {
+		for _, c := range contenders() {
 			if c.Name == name {
 				cs = append(cs, c)
 			}
@@ -171,4 +199,96 @@ func pick(t *testing.T, names ...string) []Contender {
 		t.Fatalf("no contenders %v", names)
 	}
 	return cs
+}
+
+// logStation is a Station that records every Run in a shared log.
+type logStation struct {
+	name string
+	log  *[]string
+}
+
+func (s logStation) Run(k Kind, ops int, sw Stopwatch) int {
+	sw.StartTimer()
+	*s.log = append(*s.log, s.name)
+	sw.StopTimer()
+	return ops
+}
+
+func (logStation) Close() {}
+
+// TestRoundsInterleave: the rounds of a workload and size go to every
+// contender in turn, not all of one contender's and then the next one's.
+func TestRoundsInterleave(t *testing.T) {
+	var log []string
+	var cells []*cell
+	for _, name := range []string{"a", "b"} {
+		cells = append(cells, &cell{contender: name, st: logStation{name, &log}, gate: &gate{over: map[Kind]bool{}}})
+	}
+	var rs []Result
+	measure(cells, Churn, 8, Budget{Round: time.Nanosecond, Cell: time.Minute}, func(r Result) { rs = append(rs, r) })
+	if len(rs) != 2 || rs[0].Contender != "a" || rs[1].Contender != "b" {
+		t.Fatalf("results %+v, want a's and b's", rs)
+	}
+	for _, r := range rs {
+		if r.Status != OK || r.Rounds < MinRounds || r.Rounds > MaxRounds {
+			t.Errorf("%s: %s after %d rounds, want OK after %d to %d", r.Contender, r.Status, r.Rounds, MinRounds, MaxRounds)
+		}
+	}
+	// runs of the same contender: a's calibration, b's, then the laps,
+	// a b, b a, a b ... (every other one backwards), until one is done
+	// and the other goes on alone. One contender's rounds after the
+	// other's would make one run of all of a's rounds.
+	var runs []int
+	for i := range log {
+		if i == 0 || log[i] != log[i-1] {
+			runs = append(runs, 0)
+		}
+		runs[len(runs)-1]++
+	}
+	if len(runs) < 2+MinRounds {
+		t.Fatalf("%d runs of one contender, want at least %d: %v", len(runs), 2+MinRounds, log)
+	}
+	for _, n := range runs[2 : len(runs)-1] {
+		if n > 2 {
+			t.Fatalf("%d rounds of one contender in a row while the other had rounds to go: %v", n, log)
+		}
+	}
+}
+
+func TestQuartiles(t *testing.T) {
+	cases := []struct {
+		xs          []float64
+		med, lo, hi float64
+	}{
+		{[]float64{5}, 5, 5, 5},
+		{[]float64{9, 1, 5, 3, 7}, 5, 3, 7},
+		{[]float64{4, 1, 3, 2}, 2.5, 1.75, 3.25},
+	}
+	for _, c := range cases {
+		if med, lo, hi := quartiles(c.xs); med != c.med || lo != c.lo || hi != c.hi {
+			t.Errorf("quartiles(%v) = %v, %v, %v; want %v, %v, %v", c.xs, med, lo, hi, c.med, c.lo, c.hi)
+		}
+	}
+}
+
+func TestFinished(t *testing.T) {
+	rounds := func(n int, pattern ...float64) []float64 {
+		var xs []float64
+		for i := range n {
+			xs = append(xs, pattern[i%len(pattern)])
+		}
+		return xs
+	}
+	steady := rounds(MinRounds, 100, 101, 99, 100, 100, 102, 98)
+	noisy := rounds(MinRounds, 100, 150, 60, 120, 80, 140, 70)
+	switch {
+	case finished(steady[:MinRounds-1], MinRounds, MaxRounds):
+		t.Error("finished before MinRounds")
+	case !finished(steady, MinRounds, MaxRounds):
+		t.Errorf("steady rounds %v not finished", steady)
+	case finished(noisy, MinRounds, MaxRounds):
+		t.Errorf("noisy rounds %v finished before MaxRounds", noisy)
+	case !finished(rounds(MaxRounds, 100, 150, 60, 120, 80, 140, 70), MinRounds, MaxRounds):
+		t.Error("not finished after MaxRounds")
+	}
 }

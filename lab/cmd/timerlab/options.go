@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timewheel/timewheel/lab"
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
@@ -97,7 +98,7 @@ func parseSizes(s string) ([]int, error) {
 
 func names() []string {
 	var ns []string
-	for _, c := range workload.Contenders() {
+	for _, c := range lab.Contenders() {
 		ns = append(ns, c.Name)
 	}
 	return ns
@@ -114,7 +115,7 @@ func kindNames() string {
 // pickContenders returns the contenders named in a comma list, in the
 // lab's order; all of them for "".
 func pickContenders(list string) ([]workload.Contender, error) {
-	all := workload.Contenders()
+	all := lab.Contenders()
 	if list == "" {
 		return all, nil
 	}

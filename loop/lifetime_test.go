@@ -8,33 +8,6 @@ import (
 	"github.com/timewheel/timewheel/loop"
 )
 
-// TestPanickingPostKeepsLaterPosts: a posted function that panics does
-// not make the functions posted after it vanish: Post returned nil for
-// them, the loop can run again after a panic, and a posted function keeps
-// Run from returning until it has run.
-func TestPanickingPostKeepsLaterPosts(t *testing.T) {
-	_, l := virtualLoop()
-	ranB := false
-	if err := l.Post(func() { panic("boom") }); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Post(func() { ranB = true }); err != nil {
-		t.Fatal(err)
-	}
-	func() {
-		defer func() {
-			if r := recover(); r != "boom" {
-				t.Fatalf("recovered %v", r)
-			}
-		}()
-		l.RunNoWait()
-	}()
-	alive := l.RunNoWait()
-	if !ranB {
-		t.Fatalf("function posted after a panicking one never ran (RunNoWait after the panic reported alive=%v): it was dropped silently", alive)
-	}
-}
-
 // TestRunLifetime: Run's lifetime on the real clock in a synctest
 // bubble: an unreferenced ticker fires while a referenced timer keeps the
 // loop alive and does not keep it alive alone; stopping the last
@@ -81,29 +54,4 @@ func TestRunLifetime(t *testing.T) {
 		}
 		l.Unref()
 	})
-}
-
-// TestRepeatRearmOrderAsLibuv: libuv re-arms a repeating timer
-// (uv_timer_again, a new start_id) right before running its own callback,
-// so a timer started by an earlier callback of the same pass, for the same
-// due time, runs first.
-func TestRepeatRearmOrderAsLibuv(t *testing.T) {
-	clk, l := virtualLoop()
-	g := &log{clk: clk}
-	l.AfterFunc(10*time.Millisecond, func() {
-		g.add("X starts B")
-		l.AfterFunc(10*time.Millisecond, func() { g.add("B") })
-	})
-	n := 0
-	var a *loop.Timer
-	a = l.NewTimer(func() {
-		n++
-		g.add("A%d", n)
-		if n == 2 {
-			a.Stop()
-		}
-	})
-	a.Start(10*time.Millisecond, 10*time.Millisecond)
-	drive(l, clk, time.Hour)
-	g.want(t, "10ms X starts B", "10ms A1", "20ms B", "20ms A2")
 }

@@ -7,11 +7,15 @@
 //
 // Usage:
 //
-//	go run ./cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
+//	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
 //
-// A run with no flags takes about a minute on two cores. Every cell is
-// time-boxed: a structure whose cost explodes is reported over budget,
-// and its larger sizes are not run.
+// A run with no flags takes about a minute and a half on two cores. Every
+// workload and size is measured on all contenders in turn, round after
+// round, and each cell is the median of its rounds; the report says how
+// busy the machine was, prints ≈ where two cells are too close to tell
+// apart, and ends with a verdict per workload computed from the run.
+// Every cell is time-boxed: a structure whose cost explodes is reported
+// over budget, and its larger sizes are not run.
 package main
 
 import (
@@ -45,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
+	load := report.StartLoad()
 	machine := report.ThisMachine()
 	fmt.Fprintf(stderr, "timerlab: %s\n", machine)
 	cfg := workload.Config{Contenders: o.contenders, Kinds: o.kinds, Sizes: o.sizes, Budget: o.budget, Seed: 1}
@@ -73,23 +78,34 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	wall := time.Since(start)
+	wall, busy := time.Since(start), load.Stop()
 	if o.json {
-		return report.NewRun(machine, layout, o.budget, wall, results, charts).WriteJSON(stdout)
+		return report.NewRun(machine, busy, layout, o.budget, wall, results, charts).WriteJSON(stdout)
 	}
-	printReport(stdout, o, machine, results, layout, len(charts), wall)
+	printReport(stdout, o, machine, busy, results, layout, len(charts), wall)
 	return nil
 }
 
-func printReport(w io.Writer, o options, m report.Machine, r *report.Results, l report.Layout, charts int, wall time.Duration) {
+func printReport(w io.Writer, o options, m report.Machine, busy report.Load, r *report.Results, l report.Layout, charts int, wall time.Duration) {
 	fmt.Fprintf(w, "timerlab: every timer structure, side by side (one tick = 1 ms)\n")
 	fmt.Fprintf(w, "machine: %s\n", m)
-	fmt.Fprintf(w, "budget: %v timed per cell, %v wall per cell, %v to fill, %v per far cell\n\n",
-		o.budget.Measure, o.budget.Cell, o.budget.Fill, o.budget.Far)
+	fmt.Fprintf(w, "load:    %s\n", busy)
+	far := fmt.Sprint(workload.MinFarRounds)
+	if workload.MaxFarRounds != workload.MinFarRounds {
+		far = fmt.Sprintf("%d–%d", workload.MinFarRounds, workload.MaxFarRounds)
+	}
+	fmt.Fprintf(w, "rounds:  %v timed each, every contender's in turn; %d–%d per cell (far: %s), fewer once the middle half is within ±%.0f%% of the median\n",
+		o.budget.Round, workload.MinRounds, workload.MaxRounds, far, 100*workload.Settled)
+	clock := "the lab thread's CPU time"
+	if !workload.CPUClock() {
+		clock = "wall time"
+	}
+	fmt.Fprintf(w, "budget:  %v per cell, %v to fill, %v per far cell (%s)\n\n", o.budget.Cell, o.budget.Fill, o.budget.Far, clock)
 	for _, section := range []func(io.Writer){
 		func(w io.Writer) { report.Tables(w, r, l) },
 		func(w io.Writer) { report.Claims(w, r, l) },
 		func(w io.Writer) { report.Versus(w, r, l.Sizes) },
+		func(w io.Writer) { report.Verdict(w, r, l) },
 	} {
 		var b bytes.Buffer
 		if section(&b); b.Len() > 0 {
