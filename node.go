@@ -41,7 +41,9 @@ func newNode(s *shard, c chan time.Time) *node {
 func (n *node) collected() {
 	s := n.t.s
 	s.mu.Lock()
-	s.cancelLocked(&n.t.e)
+	if s.cancelLocked(&n.t.e) {
+		s.collected++
+	}
 	s.mu.Unlock()
 }
 
@@ -52,6 +54,7 @@ func (n *node) collected() {
 func (n *node) expireLocked(ns int64, sent time.Time) {
 	p := n.ch.Value()
 	if p == nil {
+		n.t.s.collected++
 		return // nobody can receive: the node is done with
 	}
 	c := *(*chan time.Time)(unsafe.Pointer(&p))
@@ -59,6 +62,7 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 	case c <- sent:
 	default:
 	}
+	n.t.s.firedLocked(ns)
 	if n.period == 0 {
 		return
 	}

@@ -120,6 +120,9 @@ func (t *Timer) Stop() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(t.entry())
+	if pending {
+		s.stopped++
+	}
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
@@ -151,6 +154,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		// Pending and not yet claimed by the driver, so no value of
 		// this arming was sent on C, and every earlier one was taken
 		// back by the Stop or Reset that armed it again.
+		s.countLazyReset()
 		return true
 	}
 	s.mu.Lock()
@@ -160,6 +164,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		pending = true
 	}
 	if !s.closed {
+		s.resets++
 		s.scheduleLocked(e, when, ns)
 	}
 	return pending
