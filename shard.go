@@ -27,15 +27,14 @@ type shard struct {
 	batch     []func()     // owned by the goroutine with firing set
 
 	// Counters for Stats.
-	started    uint64                  // guarded by mu; timers and tickers started
-	stopped    uint64                  // guarded by mu; taken off by Stop
-	resets     uint64                  // guarded by mu; Resets that took the lock
-	collected  uint64                  // guarded by mu; nodes whose channel was collected
-	lateness   [LatenessBuckets]uint64 // guarded by mu; fires by lateness bucket
-	lateSum    int64                   // guarded by mu; lateness of every fire, nanoseconds
-	late       lateCache               // guarded by mu; the last fire's lateness
-	lazyResets atomic.Uint64           // Resets that took no lock (see countLazyReset)
-	_          [64]byte
+	started   uint64                  // guarded by mu; timers and tickers started
+	stopped   uint64                  // guarded by mu; taken off by Stop
+	resets    uint64                  // guarded by mu; Resets that took the lock
+	collected uint64                  // guarded by mu; nodes whose channel was collected
+	lateness  [LatenessBuckets]uint64 // guarded by mu; fires by lateness bucket
+	lateSum   int64                   // guarded by mu; lateness of every fire, nanoseconds
+	late      lateCache               // guarded by mu; the last fire's lateness
+	_         [64]byte
 }
 
 const notArmed = math.MaxInt64

@@ -154,7 +154,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		// Pending and not yet claimed by the driver, so no value of
 		// this arming was sent on C, and every earlier one was taken
 		// back by the Stop or Reset that armed it again.
-		s.countLazyReset()
+		s.w.lazy.add()
 		return true
 	}
 	s.mu.Lock()

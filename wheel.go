@@ -56,6 +56,7 @@ type Wheel struct {
 
 	shards []*shard
 	driver driver
+	lazy   lazyCount // Resets that took no lock, for Stats
 }
 
 // New returns a running wheel configured by opts. It starts no goroutine:
@@ -90,6 +91,7 @@ func New(opts ...Option) *Wheel {
 		w.shards = append(w.shards, newShard(w))
 	}
 	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
+	w.lazy.init()
 	return w
 }
 

@@ -1,0 +1,5 @@
+//go:build race
+
+package timewheel
+
+const raceEnabled = true
