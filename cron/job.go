@@ -112,6 +112,7 @@ func (j *Job) admitLocked(at time.Time) bool {
 		j.queue = append(j.queue, at)
 	default:
 		j.stats.Skipped++
+		j.s.stats.Skipped++
 	}
 	return false
 }
@@ -137,6 +138,7 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 		if !returned {
 			s.mu.Lock()
 			j.stats.Runs++
+			s.stats.Runs++
 			j.queue = nil
 			s.doneLocked(j)
 			s.mu.Unlock()
@@ -146,6 +148,7 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 		s.call(j, at)
 		s.mu.Lock()
 		j.stats.Runs++
+		s.stats.Runs++
 		if len(j.queue) > 0 {
 			at = j.queue[0]
 			j.queue = j.queue[1:]
@@ -174,9 +177,11 @@ func (s *Scheduler) call(j *Job, at time.Time) {
 		if r := recover(); r != nil {
 			s.mu.Lock()
 			j.stats.Panics++
+			s.stats.Panics++
 			s.mu.Unlock()
 			s.panicHandler(j.name, r)
 		}
 	}()
+	s.started(at)
 	j.f(s.ctx, at.In(j.loc))
 }

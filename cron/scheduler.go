@@ -44,6 +44,7 @@ type Scheduler struct {
 	jobs    map[string]*Job // guarded by mu
 	running int             // guarded by mu; runs in progress
 	stopped bool            // guarded by mu
+	stats   SchedulerStats  // guarded by mu; the counters, every job's
 }
 
 // New returns a Scheduler with no jobs, configured by opts. It starts no
