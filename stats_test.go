@@ -244,3 +244,22 @@ func TestStatsConcurrent(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// Stats after a few timers on a virtual clock: one reset later without a
+// lock, one stopped, one fired (on its tick: bucket 0 of the lateness).
+func ExampleWheel_Stats() {
+	clk := clock.NewVirtual(statsEpoch)
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	t := w.AfterFunc(time.Second, func() {})
+	t.Reset(2 * time.Second)
+	w.AfterFunc(time.Second, func() {}).Stop()
+	clk.Advance(time.Minute)
+	st := w.Stats()
+	fmt.Printf("started %d, stopped %d, reset %d (lazily %d), fired %d, pending %d\n",
+		st.Started, st.Stopped, st.Reset, st.LazyResets, st.Fired, st.Pending)
+	fmt.Println("lateness buckets:", st.Lateness.Counts[:4], "bounds:", st.Lateness.Bounds()[:3])
+	// Output:
+	// started 2, stopped 1, reset 1 (lazily 1), fired 1, pending 0
+	// lateness buckets: [1 0 0 0] bounds: [1ms 2ms 4ms]
+}
