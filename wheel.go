@@ -91,7 +91,6 @@ func New(opts ...Option) *Wheel {
 		w.shards = append(w.shards, newShard(w))
 	}
 	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
-	w.lazy.init()
 	return w
 }
 

@@ -1,5 +1,0 @@
-//go:build !race
-
-package timewheel
-
-const raceEnabled = false
