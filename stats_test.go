@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -262,4 +263,33 @@ func ExampleWheel_Stats() {
 	// Output:
 	// started 2, stopped 1, reset 1 (lazily 1), fired 1, pending 0
 	// lateness buckets: [1 0 0 0] bounds: [1ms 2ms 4ms]
+}
+
+// BenchmarkResetParallel: goroutines each refreshing timers of their own,
+// lazily, as connections' goroutines refresh their idle timeouts: the
+// count of lazy Resets must not be a cache line that every processor
+// writes.
+func BenchmarkResetParallel(b *testing.B) {
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			after, cleanup := impl.make()
+			defer cleanup()
+			var seed atomic.Uint64
+			var mu sync.Mutex
+			var all []stopper
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rng(seed.Add(1))
+				timers := preload(after, &r, 1000)
+				for pb.Next() {
+					timers[r.next()%uint64(len(timers))].Reset(time.Minute)
+				}
+				mu.Lock()
+				all = append(all, timers...)
+				mu.Unlock()
+			})
+			b.StopTimer()
+			stopAll(all)
+		})
+	}
 }
