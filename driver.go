@@ -2,6 +2,7 @@ package timewheel
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/internal/ticks"
@@ -23,6 +24,8 @@ type driver struct {
 	timer  clock.Timer // guarded by mu; nil until first set
 	armed  int64       // guarded by mu; tick the timer is set for, or notArmed
 	shards []*shard
+
+	wakeups, emptyWakeups atomic.Uint64 // for Stats
 }
 
 // move tells the driver a shard's wake moved from tick old to tick when
@@ -76,6 +79,7 @@ func (d *driver) setLocked(when, ns int64) {
 // firing by a compare-and-swap of its wake tick, so that a shard is
 // handed to one goroutine per wake.
 func (d *driver) fire() {
+	d.wakeups.Add(1)
 	d.mu.Lock()
 	d.armed = notArmed
 	d.mu.Unlock()
@@ -87,14 +91,18 @@ func (d *driver) fire() {
 		d.mu.Unlock()
 	}()
 	now := d.w.since() / int64(d.w.tick)
-	var mine *shard
+	var (
+		mine  *shard
+		k     *wake // the goroutines firing the other due shards, if any
+		fired bool  // a shard fired by this goroutine fired something
+	)
 	for _, s := range d.shards {
 		if a := s.armed.Load(); a <= now && s.armed.CompareAndSwap(a, notArmed) {
 			switch {
 			case !d.w.real:
-				s.fire() // a test clock: every due callback has run when Advance returns
+				fired = s.fire() || fired // a test clock: every due callback has run when Advance returns
 			case mine != nil:
-				go mine.fire()
+				k = d.goFire(k, mine)
 				mine = s
 			default:
 				mine = s
@@ -102,6 +110,12 @@ func (d *driver) fire() {
 		}
 	}
 	if mine != nil {
-		mine.fire()
+		fired = mine.fire() || fired
+	}
+	switch {
+	case k != nil:
+		k.done(fired)
+	case !fired:
+		d.emptyWakeups.Add(1)
 	}
 }

@@ -44,10 +44,11 @@ type Pool struct {
 	panicHandler func(any)
 	workers      sync.WaitGroup
 
-	mu      sync.Mutex
-	queue   []func() // guarded by mu; pending callbacks from head on
-	head    int      // guarded by mu
-	running int      // guarded by mu; live workers
+	mu        sync.Mutex
+	queue     []func() // guarded by mu; pending callbacks from head on
+	head      int      // guarded by mu
+	running   int      // guarded by mu; live workers
+	submitted uint64   // guarded by mu; callbacks queued, for Stats
 }
 
 // NewPool returns a pool of at most workers goroutines; workers < 1 means
@@ -72,6 +73,7 @@ func (p *Pool) Execute(f func()) {
 func (p *Pool) executeAll(fs []func()) {
 	p.mu.Lock()
 	p.queue = append(p.queue, fs...)
+	p.submitted += uint64(len(fs))
 	start := min(p.limit-p.running, len(p.queue)-p.head)
 	p.running += start
 	p.workers.Add(start)

@@ -73,7 +73,9 @@ func (n *node) promoteLocked() {
 func (n *node) collected() {
 	s := n.t.s
 	s.mu.Lock()
-	s.cancelLocked(&n.t.e)
+	if s.cancelLocked(&n.t.e) {
+		s.collected++
+	}
 	s.mu.Unlock()
 }
 
@@ -96,12 +98,14 @@ func (n *node) channel() chan time.Time {
 func (n *node) expireLocked(ns int64, sent time.Time) {
 	c := n.channel()
 	if c == nil {
+		n.t.s.collected++
 		return // nobody can receive: the node is done with
 	}
 	select {
 	case c <- sent:
 	default:
 	}
+	n.t.s.firedLocked(ns)
 	if n.period == 0 {
 		return
 	}

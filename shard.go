@@ -27,6 +27,15 @@ type shard struct {
 	discarded int          // guarded by mu; pending timers dropped by close
 	batch     []func()     // owned by the goroutine with firing set
 	young     []*node      // guarded by mu; nodes to promote when the next collection ends
+
+	// Counters for Stats.
+	started   uint64                  // guarded by mu; timers and tickers started
+	stopped   uint64                  // guarded by mu; taken off by Stop
+	resets    uint64                  // guarded by mu; Resets that took the lock
+	collected uint64                  // guarded by mu; nodes whose channel was collected
+	lateness  [LatenessBuckets]uint64 // guarded by mu; fires by lateness bucket
+	lateSum   int64                   // guarded by mu; lateness of every fire, nanoseconds
+	late      lateCache               // guarded by mu; the last fire's lateness
 	_         [64]byte
 }
 
@@ -44,6 +53,7 @@ func (s *shard) start(e *queue.Entry, d time.Duration) {
 	when, ns := s.w.deadline(d)
 	s.mu.Lock()
 	if !s.closed {
+		s.started++
 		s.scheduleLocked(e, when, ns)
 	}
 	s.mu.Unlock()
@@ -115,13 +125,14 @@ func (s *shard) disarmLocked() {
 // Only one goroutine fires a shard at a time; a call that finds another
 // firing asks it to go round again. A callback that panics through an
 // inline executor leaves the shard able to fire again, with the callbacks
-// after it in its batch kept to run first on the next fire.
-func (s *shard) fire() {
+// after it in its batch kept to run first on the next fire. fire reports
+// whether it expired any timer, or left the firing to another goroutine.
+func (s *shard) fire() (fired bool) {
 	s.mu.Lock()
 	if s.firing || s.closed {
 		s.again = true
 		s.mu.Unlock()
-		return
+		return true
 	}
 	s.firing = true
 	s.mu.Unlock()
@@ -142,7 +153,9 @@ func (s *shard) fire() {
 		ns := s.w.since()
 		now = ns / int64(s.w.tick)
 		sent := s.w.clock.Now()
-		s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, ns, sent) })
+		if s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, ns, sent) }) > 0 {
+			fired = true
+		}
 		s.armed.Store(notArmed) // the driver has fired: whatever is next needs it set anew
 		if !s.closed {
 			s.rearmLocked(ns)
@@ -161,7 +174,7 @@ func (s *shard) fire() {
 			s.idle.Broadcast()
 			finished = true
 			s.mu.Unlock()
-			return
+			return fired
 		}
 		s.mu.Unlock()
 	}
@@ -208,6 +221,7 @@ func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
 	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 	if t.f != nil {
 		s.batch = append(s.batch, t.f)
+		s.firedLocked(ns)
 		return
 	}
 	(*node)(unsafe.Pointer(t)).expireLocked(ns, sent) // f nil: t is the first field of a node

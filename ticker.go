@@ -42,6 +42,7 @@ func (w *Wheel) NewTicker(d time.Duration) *Ticker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
+		s.started++
 		tk.n.startGridLocked(ns)
 	}
 	return tk
@@ -69,7 +70,9 @@ func (tk *Ticker) Stop() {
 	s := tk.n.t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cancelLocked(&tk.n.t.e)
+	if s.cancelLocked(&tk.n.t.e) {
+		s.stopped++
+	}
 	drain(tk.C)
 }
 
@@ -93,6 +96,7 @@ func (tk *Ticker) Reset(d time.Duration) {
 	drain(tk.C)
 	tk.n.period = int64(d)
 	if !s.closed {
+		s.resets++
 		tk.n.startGridLocked(ns)
 	}
 }

@@ -83,6 +83,7 @@ func (w *Wheel) NewTimer(d time.Duration) *Timer {
 	when, ns := w.deadline(d)
 	s.mu.Lock()
 	if !s.closed {
+		s.started++
 		t.n.scheduleLocked(when, ns)
 	}
 	s.mu.Unlock()
@@ -127,6 +128,9 @@ func (t *Timer) Stop() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(t.entry())
+	if pending {
+		s.stopped++
+	}
 	if t.C != nil && drain(t.C) {
 		pending = true
 	}
@@ -158,6 +162,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 		// Pending and not yet claimed by the driver, so no value of
 		// this arming was sent on C, and every earlier one was taken
 		// back by the Stop or Reset that armed it again.
+		s.w.lazy.add()
 		return true
 	}
 	s.mu.Lock()
@@ -165,6 +170,9 @@ func (t *Timer) Reset(d time.Duration) bool {
 	pending := s.cancelLocked(e)
 	if t.C != nil && drain(t.C) {
 		pending = true
+	}
+	if !s.closed {
+		s.resets++
 	}
 	switch {
 	case s.closed:

@@ -57,6 +57,7 @@ type Wheel struct {
 
 	shards []*shard
 	driver driver
+	lazy   lazyCount // Resets that took no lock, for Stats
 }
 
 // New returns a running wheel configured by opts. It starts no goroutine:

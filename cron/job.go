@@ -212,5 +212,6 @@ func (s *Scheduler) call(j *Job, at time.Time) {
 			s.panicHandler(j.name, r)
 		}
 	}()
+	s.started(at)
 	j.f(s.ctx, at.In(j.loc))
 }

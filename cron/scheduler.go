@@ -49,7 +49,7 @@ type Scheduler struct {
 	jobs    map[string]*Job // guarded by mu
 	running int             // guarded by mu; runs in progress
 	stopped bool            // guarded by mu
-	stats   Stats           // guarded by mu; of all jobs, removed ones too
+	stats   SchedulerStats  // guarded by mu; the counters, every job's
 }
 
 // New returns a Scheduler with no jobs, configured by opts. It starts no
@@ -167,14 +167,6 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	j.timer = s.w.AfterFunc(j.next.Sub(now), j.fire)
 	s.jobs[j.name] = j
 	return j, nil
-}
-
-// Stats returns the counts of all the scheduler's runs so far, those of
-// removed jobs included. The complexity is O(1).
-func (s *Scheduler) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
 }
 
 // Job returns the job named name and true, or nil and false if there is

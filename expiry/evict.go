@@ -12,8 +12,10 @@ type event[K comparable, V any] struct {
 // queueLocked queues the callback for an entry that left, if there is a
 // callback.
 func (m *Map[K, V]) queueLocked(k K, v V, why Reason) {
+	m.left[why]++
 	if m.onEvict != nil {
 		m.events = append(m.events, event[K, V]{k, v, why})
+		m.backlog.Add(1)
 	}
 }
 
@@ -71,6 +73,7 @@ func (m *Map[K, V]) deliverAll() {
 		m.mu.Unlock()
 		for next < len(batch) {
 			next++
+			m.backlog.Add(-1)
 			m.call(batch[next-1])
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -46,6 +47,11 @@ type Map[K comparable, V any] struct {
 	events     []event[K, V]           // guarded by mu; callbacks not yet delivered
 	delivering bool                    // guarded by mu; a goroutine is delivering events
 	closed     bool                    // guarded by mu
+
+	// Counters for Stats.
+	left         [Capacity + 1]uint64 // guarded by mu; entries that left, by Reason
+	hits, misses atomic.Uint64        // Get calls
+	backlog      atomic.Int64         // callbacks queued and not yet started
 }
 
 // entry is one key's node: in items by key, and in its bucket's list.
@@ -149,9 +155,11 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 	if ok && e.deadline > now {
 		v := e.val
 		m.mu.RUnlock()
+		m.hits.Add(1)
 		return v, true
 	}
 	m.mu.RUnlock()
+	m.misses.Add(1)
 	var zero V
 	return zero, false
 }

@@ -90,6 +90,7 @@ type Conn struct {
 	last  atomic.Int64                    // nanoseconds from epoch to the last activity
 	state atomic.Int64                    // closedIdle, closedByUser, busy, released flags and the count of Writes in progress
 	timer atomic.Pointer[timewheel.Timer] // fires at the earliest possible idle deadline, then at the end of the linger
+	stats *counters                       // the Listener's, or nil
 }
 
 // linger is how long the underlying connection stays open, half-closed,
@@ -136,11 +137,11 @@ func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
 	if w == nil {
 		w = timewheel.Default()
 	}
-	return newConn(c, w, d), nil
+	return newConn(c, w, d, nil), nil
 }
 
-func newConn(nc net.Conn, w *timewheel.Wheel, d time.Duration) *Conn {
-	c := &Conn{nc: nc, w: w, d: d, epoch: w.Now()}
+func newConn(nc net.Conn, w *timewheel.Wheel, d time.Duration, stats *counters) *Conn {
+	c := &Conn{nc: nc, w: w, d: d, epoch: w.Now(), stats: stats}
 	c.timer.Store(w.AfterFunc(d, c.expire))
 	return c
 }
@@ -193,6 +194,7 @@ func (c *Conn) expire() {
 			return
 		}
 		if c.state.CompareAndSwap(s, s|closedIdle) {
+			c.stats.add(closedIdleCount)
 			c.closeIdle(t)
 			return
 		}
@@ -338,6 +340,7 @@ func (c *Conn) Close() error {
 			break
 		}
 	}
+	c.stats.add(closedCount)
 	c.timer.Load().Stop()
 	return c.nc.Close()
 }

@@ -15,9 +15,10 @@ import (
 //
 // A Listener is safe for concurrent use, like the net.Listener it wraps.
 type Listener struct {
-	nl net.Listener
-	w  *timewheel.Wheel
-	d  time.Duration
+	nl    net.Listener
+	w     *timewheel.Wheel
+	d     time.Duration
+	stats counters
 }
 
 // NewListener returns l wrapped so that every connection it accepts is
@@ -46,7 +47,8 @@ func (l *Listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newConn(c, l.w, l.d), nil
+	l.stats.add(accepted)
+	return newConn(c, l.w, l.d, &l.stats), nil
 }
 
 // Close closes the listener. Connections already accepted stay open.

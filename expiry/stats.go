@@ -1,0 +1,46 @@
+package expiry
+
+// Stats is what a Map holds and what it has done since New: the figures a
+// service puts on its dashboard. Counters only grow; a rate is the
+// difference of two readings. [Map.Stats] returns it.
+type Stats struct {
+	// Entries is the number of entries now: Len. It counts entries past
+	// their deadline whose bucket has not fired yet.
+	Entries int
+	// Buckets is the number of buckets now, each one pending timer of the
+	// wheel (see WithGranularity).
+	Buckets int
+	// Hits counts Get calls that found a live entry; Misses those that
+	// found none, or one past its deadline. A falling hit ratio with a
+	// steady load means entries expire before they are read again: the
+	// ttl may be too short.
+	Hits, Misses uint64
+	// Expired, Deleted, Replaced and Capacity count the entries that left
+	// the map, by [Reason], whether or not there is an eviction callback.
+	// (Entries dropped by Close are not counted.) Capacity evictions
+	// growing means the map is too small for its load: entries leave
+	// before their time.
+	Expired, Deleted, Replaced, Capacity uint64
+	// Backlog is the number of eviction callbacks queued and not yet
+	// started. It stays near zero unless callbacks are slower than
+	// evictions; one that keeps growing holds every evicted value in
+	// memory until its callback runs.
+	Backlog int
+}
+
+// Stats returns what the map holds and has done. The complexity is O(1).
+func (m *Map[K, V]) Stats() Stats {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return Stats{
+		Entries:  len(m.items),
+		Buckets:  len(m.buckets),
+		Hits:     m.hits.Load(),
+		Misses:   m.misses.Load(),
+		Expired:  m.left[Expired],
+		Deleted:  m.left[Deleted],
+		Replaced: m.left[Replaced],
+		Capacity: m.left[Capacity],
+		Backlog:  int(m.backlog.Load()),
+	}
+}

@@ -1,0 +1,266 @@
+package timewheel
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Stats is what a wheel has done since New, summed over its shards, and
+// what it holds now: the figures a service puts on its dashboard. Counters
+// only grow; a rate is the difference of two readings. [Wheel.Stats]
+// returns it; the wheelvar package publishes it through expvar, and the
+// promwheel module exports it to Prometheus.
+//
+// The counters count operations on an open wheel: a timer started on a
+// closed wheel, which is never pending, is not counted anywhere.
+type Stats struct {
+	// Shards is the number of shards (see WithShards).
+	Shards int
+	// Pending is the number of timers and tickers pending now: Len.
+	Pending int
+	// Started counts timers and tickers started: AfterFunc, NewTimer,
+	// NewTicker, and so After, Tick and Sleep. A Reset of a fired or
+	// stopped timer puts it back on the wheel, but counts as a Reset.
+	Started uint64
+	// Stopped counts Stop calls that took a pending timer or ticker off
+	// the wheel, so that it never fired. (A Stop that only takes back a
+	// value sent but not received returns true but is not counted: the
+	// timer had fired.)
+	Stopped uint64
+	// Reset counts Reset calls of timers and tickers, LazyResets
+	// included.
+	Reset uint64
+	// LazyResets counts the Timer.Reset calls that moved a pending
+	// deadline later without a lock and without moving the timer (see
+	// [Timer.Reset]): the refreshes of idle timeouts. Each such timer costs
+	// the driver a visit at its old deadline, where it is filed again.
+	LazyResets uint64
+	// Fired counts timers that fired and ticks of tickers: AfterFunc
+	// callbacks handed to the executor and values sent on channels (a tick
+	// dropped because the receiver had not taken the last one counts too).
+	// It is Lateness.Count().
+	Fired uint64
+	// Collected counts channel timers and tickers removed from the wheel
+	// because nothing referenced them any more (see [Timer]): by the
+	// cleanup of their channel, or when they fell due with the channel gone.
+	Collected uint64
+	// Discarded is the number of pending timers Close dropped: see
+	// [Wheel.Discarded]. It is 0 while the wheel is open.
+	Discarded int
+	// Wakeups counts the times the driver woke to fire the due shards.
+	Wakeups uint64
+	// EmptyWakeups counts the wakeups at which no shard fired anything: a
+	// wake at the old deadline of a lazily reset timer, or at the start of
+	// a coarse slot whose earliest timers were stopped (see [Wheel]). An
+	// idle wheel does not wake at all.
+	EmptyWakeups uint64
+	// Lateness is the histogram of how late timers fired: see [Lateness].
+	Lateness Lateness
+	// Executor is what the wheel's own [Pool] is doing, and zero when the
+	// wheel was given an Executor of its own (WithExecutor).
+	Executor PoolStats
+}
+
+// LatenessBuckets is the number of buckets of a [Lateness] histogram.
+const LatenessBuckets = 16
+
+// Lateness is a histogram of how late fired timers were: for each, the
+// time from its deadline tick to the clock reading of the driver's wake
+// that fired it, at which its callback was handed to the executor or its
+// value sent. (How long a callback then waits in the executor's queue is
+// the executor's; see [PoolStats].)
+//
+// The buckets are fixed, in powers of two of the wheel's tick, so that
+// histograms of shards, wheels and processes with the same tick add up
+// bucket by bucket: bucket 0 counts fires less than one tick late, bucket
+// i (0 < i < LatenessBuckets-1) those at least 2^(i-1) and less than 2^i
+// ticks late, and the last bucket the rest, at least 2^(LatenessBuckets-2)
+// ticks late (16.4 s with a one-millisecond tick). Bounds gives the upper
+// bounds as durations. A healthy wheel fires nearly everything in buckets
+// 0 and 1: a timer fires at most one tick plus the driver's own delay late.
+type Lateness struct {
+	// Tick is the wheel's tick, the unit of the buckets.
+	Tick time.Duration
+	// Counts holds the number of fires in each bucket.
+	Counts [LatenessBuckets]uint64
+	// Sum is the sum of the lateness of every fire counted.
+	Sum time.Duration
+}
+
+// Count returns the number of fires counted, the sum of the buckets. The
+// complexity is O(LatenessBuckets).
+func (l Lateness) Count() uint64 {
+	var n uint64
+	for _, c := range l.Counts {
+		n += c
+	}
+	return n
+}
+
+// Bounds returns the exclusive upper bounds of buckets 0 to
+// LatenessBuckets-2: Tick, 2·Tick, 4·Tick … 2^(LatenessBuckets-2)·Tick.
+// The last bucket has no upper bound. The complexity is
+// O(LatenessBuckets).
+func (l Lateness) Bounds() []time.Duration {
+	b := make([]time.Duration, LatenessBuckets-1)
+	for i := range b {
+		b[i] = l.Tick << i
+	}
+	return b
+}
+
+// latenessBucket returns the bucket of a fire late ns nanoseconds, for a
+// tick of tick nanoseconds.
+func latenessBucket(late, tick int64) int {
+	if late < tick {
+		return 0
+	}
+	return min(bits.Len64(uint64(late/tick)), LatenessBuckets-1)
+}
+
+// PoolStats is what a [Pool] is doing.
+type PoolStats struct {
+	// Limit is the most workers the pool runs at once (see WithWorkers).
+	Limit int
+	// Queued is the number of callbacks waiting in the queue for a worker.
+	// (A worker takes callbacks from the queue in runs of up to 64 under
+	// a burst; those it has taken and not run yet are not counted.) A
+	// queue that keeps growing means callbacks take longer than the timers
+	// that feed them allow: the executor is falling behind.
+	Queued int
+	// Running is the number of workers running callbacks: at most Limit.
+	// Running at Limit with callbacks queued means the pool is saturated.
+	Running int
+	// Submitted counts the callbacks handed to the pool.
+	Submitted uint64
+}
+
+// Stats returns what the pool is doing. The complexity is O(1).
+func (p *Pool) Stats() PoolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PoolStats{Limit: p.limit, Queued: len(p.queue) - p.head, Running: p.running, Submitted: p.submitted}
+}
+
+// Stats returns what the wheel has done since New and what it holds now.
+// It locks each shard in turn, so the figures of different shards are not
+// taken at quite the same instant. The complexity is O(shards).
+func (w *Wheel) Stats() Stats {
+	st := Stats{
+		Shards:       len(w.shards),
+		Wakeups:      w.driver.wakeups.Load(),
+		EmptyWakeups: w.driver.emptyWakeups.Load(),
+		Lateness:     Lateness{Tick: w.tick},
+	}
+	for _, s := range w.shards {
+		s.mu.Lock()
+		st.Pending += s.q.Len()
+		st.Discarded += s.discarded
+		st.Started += s.started
+		st.Stopped += s.stopped
+		st.Reset += s.resets
+		st.Collected += s.collected
+		for i, c := range s.lateness {
+			st.Lateness.Counts[i] += c
+		}
+		st.Lateness.Sum += time.Duration(s.lateSum)
+		s.mu.Unlock()
+	}
+	st.LazyResets = w.lazy.load()
+	st.Reset += st.LazyResets
+	st.Fired = st.Lateness.Count()
+	if w.pool != nil {
+		st.Executor = w.pool.Stats()
+	}
+	return st
+}
+
+// lazyCount counts the Resets that took the lock-free path, the hot path
+// of servers that refresh idle timeouts, in stripes of a cache line each:
+// an atomic add on the stripe of the calling goroutine's stack (its
+// address, hashed). A goroutine keeps to its stripe, so concurrent
+// goroutines rarely share one, where a counter per shard would be written
+// by every processor that resets a timer of that shard: a cache line
+// bouncing between processors cost 55% of a parallel Reset. A counter per
+// processor (procPin) would not bounce either, but pinning costs two
+// calls, twice the atomic add of a stripe.
+type lazyCount struct {
+	stripes [lazyStripes]paddedCount
+}
+
+const lazyStripes = 32
+
+type paddedCount struct {
+	n atomic.Uint64
+	_ [56]byte // a cache line each
+}
+
+// add counts one Reset.
+func (c *lazyCount) add() {
+	var local byte // on the caller's stack: its address says which goroutine runs
+	h := uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15
+	c.stripes[h>>(64-5)].n.Add(1)
+}
+
+// load returns the count.
+func (c *lazyCount) load() uint64 {
+	var n uint64
+	for i := range c.stripes {
+		n += c.stripes[i].n.Load()
+	}
+	return n
+}
+
+// firedLocked counts a timer fired at clock reading ns, which the engine
+// expired at its current tick, in the lateness histogram. The bucket is
+// kept from one fire to the next: the timers of one tick share it.
+func (s *shard) firedLocked(ns int64) {
+	c := &s.late
+	if at := s.q.Now(); ns != c.ns || at != c.at {
+		c.ns, c.at = ns, at
+		c.late = ns - at*int64(s.w.tick)
+		c.bucket = latenessBucket(c.late, int64(s.w.tick))
+	}
+	s.lateness[c.bucket]++
+	s.lateSum += c.late
+}
+
+// lateCache is the lateness of the last fire: for clock reading ns and
+// engine tick at, late nanoseconds, in bucket.
+type lateCache struct {
+	ns, at, late int64
+	bucket       int
+}
+
+// wake is a driver wake whose due shards fire on several goroutines: the
+// last to finish counts the wake as empty if none of them fired anything.
+type wake struct {
+	d    *driver
+	left atomic.Int32 // goroutines still firing, plus one for the driver's
+	busy atomic.Bool  // a shard fired something
+}
+
+// goFire fires s on a goroutine of its own as part of the wake k, which
+// it makes if k is nil, and returns k.
+func (d *driver) goFire(k *wake, s *shard) *wake {
+	if k == nil {
+		k = &wake{d: d}
+		k.left.Store(1)
+	}
+	k.left.Add(1)
+	go func() { k.done(s.fire()) }()
+	return k
+}
+
+// done ends one goroutine's part of the wake; busy says whether it fired
+// anything.
+func (k *wake) done(busy bool) {
+	if busy {
+		k.busy.Store(true)
+	}
+	if k.left.Add(-1) == 0 && !k.busy.Load() {
+		k.d.emptyWakeups.Add(1)
+	}
+}

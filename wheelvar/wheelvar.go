@@ -1,0 +1,41 @@
+// Package wheelvar publishes a wheel's [timewheel.Stats] through package
+// expvar, so that they appear, as JSON, at /debug/vars beside the
+// runtime's memstats:
+//
+//	wheelvar.Publish("timewheel", timewheel.Default())
+//
+// It is a package of its own, not a function of package timewheel, because
+// importing expvar registers the /debug/vars handler on
+// http.DefaultServeMux and links net/http: a program that uses timers
+// should not expose its command line and memory statistics on its default
+// mux, nor pay for net/http, unless it asks to.
+//
+// The Stats of the applications publish the same way, through
+// expvar.Func:
+//
+//	expvar.Publish("sessions", expvar.Func(func() any { return sessions.Stats() }))
+package wheelvar
+
+import (
+	"expvar"
+
+	"github.com/timewheel/timewheel"
+)
+
+// Publish publishes w's Stats under name: each time /debug/vars is served
+// (or expvar.Get(name) is read), Stats is called and its result written as
+// a JSON object with the field names of [timewheel.Stats] (durations in
+// nanoseconds). Like expvar.Publish, it panics if name is already in use.
+// The complexity of each reading is that of [timewheel.Wheel.Stats].
+func Publish(name string, w *timewheel.Wheel) {
+	if w == nil {
+		panic("wheelvar: Publish: nil wheel for " + name)
+	}
+	expvar.Publish(name, Func(w))
+}
+
+// Func returns w's Stats as an expvar.Var, for a caller that publishes it
+// itself, say inside an expvar.Map of its own.
+func Func(w *timewheel.Wheel) expvar.Func {
+	return func() any { return w.Stats() }
+}
