@@ -85,34 +85,11 @@ func BenchmarkW1Churn(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
-				after, cleanup := impl.make()
-				defer cleanup()
-				r := rng(n)
-				timers := preload(after, &r, n)
-				b.ReportAllocs()
-				for b.Loop() {
-					i := r.next() % uint64(n)
-					timers[i].Stop()
-					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
-				}
-				b.StopTimer()
-				stopAll(timers)
+				churn(b, impl.make, n)
 			})
 		}
 		b.Run(fmt.Sprintf("n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
-			// The bare engine: no lock, no clock, no callback.
-			q := queue.NewWheel()
-			r := rng(n)
-			entries := make([]*queue.Entry, n)
-			for i := range entries {
-				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				i := r.next() % uint64(n)
-				q.Cancel(entries[i])
-				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
-			}
+			engineChurn(b, n)
 		})
 	}
 }
@@ -124,16 +101,7 @@ func BenchmarkW2Refresh(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
-				after, cleanup := impl.make()
-				defer cleanup()
-				r := rng(n)
-				timers := preloadIn(after, &r, n, 10*time.Second, 30*time.Second)
-				b.ReportAllocs()
-				for b.Loop() {
-					timers[r.next()%uint64(n)].Reset(30 * time.Second)
-				}
-				b.StopTimer()
-				stopAll(timers)
+				refresh(b, impl.make, n, 10*time.Second, 30*time.Second)
 			})
 		}
 	}
@@ -148,17 +116,75 @@ func BenchmarkW2RefreshMixed(b *testing.B) {
 	for _, n := range benchSizes {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
-				after, cleanup := impl.make()
-				defer cleanup()
-				r := rng(n)
-				timers := preload(after, &r, n)
-				b.ReportAllocs()
-				for b.Loop() {
-					timers[r.next()%uint64(n)].Reset(30 * time.Second)
-				}
-				b.StopTimer()
-				stopAll(timers)
+				refresh(b, impl.make, n, 10*time.Second, 60*time.Second)
 			})
+		}
+	}
+}
+
+// churn is W1's loop: n timers pending 10-60 s out; each op stops a
+// random one and starts another in its place.
+func churn(b *testing.B, newImpl func() (func(time.Duration, func()) stopper, func()), n int) {
+	after, cleanup := newImpl()
+	defer cleanup()
+	r := rng(n)
+	timers := preload(after, &r, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		i := r.next() % uint64(n)
+		timers[i].Stop()
+		timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
+	}
+	b.StopTimer()
+	stopAll(timers)
+}
+
+// refresh is W2's loop: n timers pending lo to hi out; each op resets a
+// random one to 30 s.
+func refresh(b *testing.B, newImpl func() (func(time.Duration, func()) stopper, func()), n int, lo, hi time.Duration) {
+	after, cleanup := newImpl()
+	defer cleanup()
+	r := rng(n)
+	timers := preloadIn(after, &r, n, lo, hi)
+	b.ReportAllocs()
+	for b.Loop() {
+		timers[r.next()%uint64(n)].Reset(30 * time.Second)
+	}
+	b.StopTimer()
+	stopAll(timers)
+}
+
+// engineChurn is W1 on the bare engine: no lock, no clock, no callback.
+func engineChurn(b *testing.B, n int) {
+	q := queue.NewWheel()
+	r := rng(n)
+	entries := make([]*queue.Entry, n)
+	for i := range entries {
+		entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		i := r.next() % uint64(n)
+		q.Cancel(entries[i])
+		entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
+	}
+}
+
+// engineRefresh is W2 on the bare engine, reading the clock as the
+// scheduler does, so that each refresh moves the deadline later.
+func engineRefresh(b *testing.B, n int) {
+	q := queue.NewWheel()
+	r := rng(n)
+	entries := make([]*queue.Entry, n)
+	for i := range entries {
+		entries[i] = q.Schedule(int64(r.between(10_000, 30_000)))
+	}
+	epoch := time.Now()
+	for b.Loop() {
+		when := int64(time.Since(epoch)/time.Millisecond) + 30_000
+		e := entries[r.next()%uint64(n)]
+		if !e.Postpone(when) {
+			q.Reschedule(e, when)
 		}
 	}
 }
@@ -180,13 +206,13 @@ func BenchmarkW3Burst(b *testing.B) {
 	}
 }
 
-func benchBurst(b *testing.B, make func() (func(time.Duration, func()) stopper, func()), n int, window time.Duration, forceGC bool) {
+func benchBurst(b *testing.B, newImpl func() (func(time.Duration, func()) stopper, func()), n int, window time.Duration, forceGC bool) {
 	{
 		{
 			var late, cpu time.Duration
 			runs := 0
 			for b.Loop() {
-				after, cleanup := make()
+				after, cleanup := newImpl()
 				l, c := burst(after, n, window, forceGC)
 				cleanup()
 				late, cpu, runs = late+l, cpu+c, runs+1
@@ -582,61 +608,17 @@ func BenchmarkScale(b *testing.B) {
 	for _, n := range scaleSizes {
 		for _, impl := range impls {
 			b.Run(fmt.Sprintf("op=churn/n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
-				after, cleanup := impl.make()
-				defer cleanup()
-				r := rng(n)
-				timers := preload(after, &r, n)
-				b.ReportAllocs()
-				for b.Loop() {
-					i := r.next() % uint64(n)
-					timers[i].Stop()
-					timers[i] = after(r.between(10*time.Second, 60*time.Second), noop)
-				}
-				b.StopTimer()
-				stopAll(timers)
+				churn(b, impl.make, n)
 			})
 			b.Run(fmt.Sprintf("op=refresh/n=%.0e/impl=%s", float64(n), impl.name), func(b *testing.B) {
-				after, cleanup := impl.make()
-				defer cleanup()
-				r := rng(n)
-				timers := preloadIn(after, &r, n, 10*time.Second, 30*time.Second)
-				for b.Loop() {
-					timers[r.next()%uint64(n)].Reset(30 * time.Second)
-				}
-				b.StopTimer()
-				stopAll(timers)
+				refresh(b, impl.make, n, 10*time.Second, 30*time.Second)
 			})
 		}
 		b.Run(fmt.Sprintf("op=churn/n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
-			q := queue.NewWheel()
-			r := rng(n)
-			entries := make([]*queue.Entry, n)
-			for i := range entries {
-				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
-			}
-			for b.Loop() {
-				i := r.next() % uint64(n)
-				q.Cancel(entries[i])
-				entries[i] = q.Schedule(int64(r.between(10_000, 60_000)))
-			}
+			engineChurn(b, n)
 		})
 		b.Run(fmt.Sprintf("op=refresh/n=%.0e/impl=engine", float64(n)), func(b *testing.B) {
-			q := queue.NewWheel()
-			r := rng(n)
-			entries := make([]*queue.Entry, n)
-			for i := range entries {
-				entries[i] = q.Schedule(int64(r.between(10_000, 30_000)))
-			}
-			epoch := time.Now()
-			for b.Loop() {
-				// As the scheduler does: the clock moves, so each refresh
-				// moves the deadline later.
-				when := int64(time.Since(epoch)/time.Millisecond) + 30_000
-				e := entries[r.next()%uint64(n)]
-				if !e.Postpone(when) {
-					q.Reschedule(e, when)
-				}
-			}
+			engineRefresh(b, n)
 		})
 	}
 }
