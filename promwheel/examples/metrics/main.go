@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,9 +60,15 @@ type app struct {
 	done     sync.WaitGroup
 }
 
+// current is the app whose Stats /debug/vars shows, published once.
+var (
+	current atomic.Pointer[app]
+	publish sync.Once
+)
+
 // start serves /metrics and /debug/vars on ln, through an idleconn
-// Listener, and starts the workload. It publishes the wheel's expvar as
-// "timewheel": call it once per process.
+// Listener, and starts the workload. It publishes the wheel's Stats in
+// expvar as "timewheel" and the sessions' as "sessions".
 func start(ln net.Listener) *app {
 	a := &app{w: timewheel.New(), stop: make(chan struct{})}
 	a.sessions = expiry.New[int, string](expiry.WithWheel(a.w), expiry.WithGranularity(10*time.Millisecond))
@@ -77,8 +84,14 @@ func start(ln net.Listener) *app {
 		promwheel.NewListenerCollector("http", l),
 		collectors.NewGoCollector(),
 	)
-	wheelvar.Publish("timewheel", a.w)
-	expvar.Publish("sessions", expvar.Func(func() any { return a.sessions.Stats() }))
+	// A program publishes once, with wheelvar.Publish("timewheel", w);
+	// this example can be started again by its test, and expvar names
+	// cannot be published twice, so it publishes the latest app's.
+	current.Store(a)
+	publish.Do(func() {
+		expvar.Publish("timewheel", expvar.Func(func() any { return wheelvar.Func(current.Load().w)() }))
+		expvar.Publish("sessions", expvar.Func(func() any { return current.Load().sessions.Stats() }))
+	})
 
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
