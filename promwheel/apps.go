@@ -53,6 +53,8 @@ func NewExpiryCollector(name string, m ExpiryStatser) prometheus.Collector {
 //	timewheel_cron_panics_total         counter
 //	timewheel_cron_skipped_runs_total   counter
 //	timewheel_cron_late_runs_total      counter
+//	timewheel_cron_claims_lost_total    counter
+//	timewheel_cron_claim_errors_total   counter
 func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
 	t := &table[cron.SchedulerStats]{label: "scheduler", name: name}
 	t.gauge("timewheel_cron_jobs", "Jobs of the scheduler.",
@@ -67,6 +69,10 @@ func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
 		func(s *cron.SchedulerStats) float64 { return float64(s.Skipped) })
 	t.counter("timewheel_cron_late_runs_total", "Runs that started a second or more after the time they were scheduled for.",
 		func(s *cron.SchedulerStats) float64 { return float64(s.Late) })
+	t.counter("timewheel_cron_claims_lost_total", "Runs another replica claimed (with a Claimer): skipped here.",
+		func(s *cron.SchedulerStats) float64 { return float64(s.ClaimsLost) })
+	t.counter("timewheel_cron_claim_errors_total", "Claims that failed or timed out (with a Claimer); the ClaimPolicy decided whether the run went ahead.",
+		func(s *cron.SchedulerStats) float64 { return float64(s.ClaimErrors) })
 	return &collector[cron.SchedulerStats]{stats: s.Stats, metrics: t.metrics}
 }
 

@@ -2,6 +2,7 @@ package promwheel_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -185,6 +186,15 @@ func TestAppCollectors(t *testing.T) {
 	s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithPanicHandler(func(string, any) {}))
 	defer s.Stop(context.Background())
 	s.Add("boom", "@every 1m", func(context.Context, time.Time) { panic("oops") })
+	// Two replicas' schedulers: every claim lost to another replica, and
+	// every claim failing under the default policy (skip the run).
+	lost := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithClaimer(claimer(func() (bool, error) { return false, nil })))
+	defer lost.Stop(context.Background())
+	lost.Add("tick", "@every 1m", func(context.Context, time.Time) {})
+	failing := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithClaimer(claimer(func() (bool, error) { return false, errors.New("store down") })),
+		cron.WithClaimErrorHandler(func(string, time.Time, error) {}))
+	defer failing.Stop(context.Background())
+	failing.Add("tick", "@every 1m", func(context.Context, time.Time) {})
 	clk.Advance(2 * time.Minute) // 2 runs, and a third as the idle timeout below passes
 
 	nl, err := net.Listen("tcp", "127.0.0.1:0")
@@ -214,6 +224,8 @@ func TestAppCollectors(t *testing.T) {
 	reg.MustRegister(
 		promwheel.NewExpiryCollector("sessions", m),
 		promwheel.NewCronCollector("jobs", s),
+		promwheel.NewCronCollector("lost", lost),
+		promwheel.NewCronCollector("failing", failing),
 		promwheel.NewListenerCollector("http", l),
 	)
 	fams := scrape(t, reg)
@@ -233,6 +245,11 @@ func TestAppCollectors(t *testing.T) {
 		{"timewheel_cron_runs_total", []string{"scheduler", "jobs"}, 3},
 		{"timewheel_cron_panics_total", []string{"scheduler", "jobs"}, 3},
 		{"timewheel_cron_late_runs_total", []string{"scheduler", "jobs"}, 0},
+		{"timewheel_cron_claims_lost_total", []string{"scheduler", "jobs"}, 0},
+		{"timewheel_cron_claims_lost_total", []string{"scheduler", "lost"}, 3},
+		{"timewheel_cron_runs_total", []string{"scheduler", "lost"}, 0},
+		{"timewheel_cron_claim_errors_total", []string{"scheduler", "failing"}, 3},
+		{"timewheel_cron_runs_total", []string{"scheduler", "failing"}, 0},
 		{"timewheel_idleconn_accepted_total", []string{"listener", "http"}, 1},
 		{"timewheel_idleconn_open_connections", []string{"listener", "http"}, 0},
 		{"timewheel_idleconn_closed_total", []string{"listener", "http", "reason", "idle"}, 1},
@@ -274,3 +291,8 @@ func TestLint(t *testing.T) {
 		}
 	}
 }
+
+// claimer is a cron.Claimer that answers every claim with f.
+type claimer func() (bool, error)
+
+func (c claimer) Claim(context.Context, string, time.Time) (bool, error) { return c() }
