@@ -30,12 +30,16 @@ type Stats struct {
 	// timer had fired.)
 	Stopped uint64
 	// Reset counts Reset calls of timers and tickers, LazyResets
-	// included.
+	// included, except a Reset of a pending timer to the tick it is
+	// already due at, which changes nothing and is not counted (so that
+	// the lock-free path pays for its count only when it moves a
+	// deadline).
 	Reset uint64
 	// LazyResets counts the Timer.Reset calls that moved a pending
-	// deadline later without a lock and without moving the timer (see
-	// [Timer.Reset]): the refreshes of idle timeouts. Each such timer costs
-	// the driver a visit at its old deadline, where it is filed again.
+	// deadline to a later tick without a lock and without moving the timer
+	// (see [Timer.Reset]): the refreshes of idle timeouts. Each such timer
+	// costs the driver a visit at its old deadline, where it is filed
+	// again.
 	LazyResets uint64
 	// Fired counts timers that fired and ticks of tickers: AfterFunc
 	// callbacks handed to the executor and values sent on channels (a tick

@@ -232,7 +232,7 @@ func TestStatsConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range ops {
 				tm := w.AfterFunc(time.Hour, func() {})
-				tm.Reset(time.Duration(i%3+1) * time.Hour) // later: lazy
+				tm.Reset(time.Duration(i%3+2) * time.Hour) // later: lazy
 				tm.Stop()
 			}
 		})
@@ -291,5 +291,26 @@ func BenchmarkResetParallel(b *testing.B) {
 			b.StopTimer()
 			stopAll(all)
 		})
+	}
+}
+
+// TestStatsResetToTheSameTickIsNotCounted: a Reset of a pending timer to
+// the tick it is already due at changes nothing, and is not counted, so
+// that the lock-free path pays for its count only when it moves a
+// deadline; a Reset to a later tick is counted, as lazy.
+func TestStatsResetToTheSameTickIsNotCounted(t *testing.T) {
+	clk := clock.NewVirtual(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	tm := w.AfterFunc(time.Second, func() {})
+	if !tm.Reset(time.Second) {
+		t.Fatal("Reset of a pending timer = false")
+	}
+	if st := w.Stats(); st.Reset != 0 || st.LazyResets != 0 {
+		t.Fatalf("after a Reset to the same tick: Reset %d, LazyResets %d; want 0, 0", st.Reset, st.LazyResets)
+	}
+	tm.Reset(2 * time.Second)
+	if st := w.Stats(); st.Reset != 1 || st.LazyResets != 1 {
+		t.Fatalf("after a Reset to a later tick: Reset %d, LazyResets %d; want 1, 1", st.Reset, st.LazyResets)
 	}
 }

@@ -158,11 +158,17 @@ func (t *Timer) Reset(d time.Duration) bool {
 	}
 	when, ns := s.w.deadline(d)
 	e := t.entry()
+	old := e.When()
 	if e.Postpone(when) {
 		// Pending and not yet claimed by the driver, so no value of
 		// this arming was sent on C, and every earlier one was taken
 		// back by the Stop or Reset that armed it again.
-		s.w.lazy.add()
+		if when != old {
+			// Counted only when the deadline moves: a refresh within
+			// the tick the timer is already due at, the common case at
+			// high rates, changes nothing and costs no atomic add.
+			s.w.lazy.add()
+		}
 		return true
 	}
 	s.mu.Lock()
