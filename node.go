@@ -109,14 +109,7 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 	if n.period == 0 {
 		return
 	}
-	if ns >= n.next {
-		k := (ns-n.next)/n.period + 1 // periods to the first grid point after ns
-		if k > (1<<63-1-n.next)/n.period {
-			n.next = 1<<63 - 1 // the grid has run off the end of time
-		} else {
-			n.next += n.period * k
-		}
-	}
+	n.next = ticks.NextOnGrid(n.next, n.period, ns)
 	n.t.s.q.Insert(&n.t.e, ticks.Ceil(n.next, n.t.s.w.tick))
 }
 

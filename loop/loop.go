@@ -2,7 +2,6 @@ package loop
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -302,7 +301,7 @@ func (l *Loop) runTimers() int {
 			// Re-armed just before its own callback, as libuv's
 			// uv__run_timers does: a timer an earlier callback of this
 			// pass started for the same tick runs before its next run.
-			t.next = nextOnGrid(t.next, int64(t.repeat), ns)
+			t.next = ticks.NextOnGrid(t.next, int64(t.repeat), ns)
 			l.q.Insert(&t.e, ticks.Ceil(t.next, l.tick))
 		}
 		t.sync()
@@ -310,20 +309,6 @@ func (l *Loop) runTimers() int {
 		t.f()
 	}
 	return ran
-}
-
-// nextOnGrid returns the first point after ns of the grid through last
-// with the given period, all in nanoseconds, saturated at the end of time:
-// a late pass skips runs instead of bunching them.
-func nextOnGrid(last, period, ns int64) int64 {
-	if ns < last {
-		return ticks.Add(last, period)
-	}
-	k := (ns-last)/period + 1
-	if k > (math.MaxInt64-last)/period {
-		return math.MaxInt64
-	}
-	return last + period*k
 }
 
 // runPosted runs the functions posted before it started, in order.

@@ -46,3 +46,18 @@ func Until(t int64, ns int64, tick time.Duration) time.Duration {
 	}
 	return time.Duration(t*int64(tick) - ns)
 }
+
+// NextOnGrid returns the first point after ns of the grid through last
+// with the given period, all in nanoseconds, saturated at the end of time:
+// a tick or a repeating run that comes late skips grid points instead of
+// bunching them. last is the grid point just served.
+func NextOnGrid(last, period, ns int64) int64 {
+	if ns < last {
+		return Add(last, period)
+	}
+	k := (ns-last)/period + 1
+	if k > (math.MaxInt64-last)/period {
+		return math.MaxInt64
+	}
+	return last + period*k
+}
