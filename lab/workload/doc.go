@@ -17,7 +17,7 @@
 //	schedule  Schedule one more timer (the extra ones are cancelled untimed)
 //	cancel    Cancel a pending timer (it is scheduled again untimed)
 //	churn     Cancel a random pending timer and schedule one: W1
-//	refresh   Reschedule a random pending timer to 30 s out: W2
+//	refresh   Reschedule a random pending timer to 60 s out, later than any: W2
 //	expire    a burst of 1,000 timers due within 100 ms fires in one
 //	          Expire; the cost is per timer fired (not for time or timewheel,
 //	          whose clocks cannot be driven)

@@ -76,6 +76,9 @@ type Result struct {
 	Ops       int           `json:"ops"` // operations measured, over every round
 	Status    Status        `json:"status"`
 	Wall      time.Duration `json:"wall_ns"` // wall time the cell took
+	// Costs holds the cost of each round, in Unit, in the order run: round
+	// i of every cell of a workload and size ran in the same lap.
+	Costs []float64 `json:"costs,omitempty"`
 }
 
 // Spread returns half the width of the middle half of the rounds, over
@@ -317,6 +320,7 @@ func measure(cells []*cell, k Kind, n int, b Budget, emit func(Result)) {
 		} else {
 			r.Value, r.Lo, r.Hi = quartiles(c.costs)
 			r.Rounds = len(c.costs)
+			r.Costs = c.costs
 		}
 		emit(r)
 	}

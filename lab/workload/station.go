@@ -44,7 +44,7 @@ func (c Contender) Far(n int, seed uint64, sw Stopwatch) {
 // Tick offsets of the workloads, one tick a millisecond.
 const (
 	pendingFrom, pendingTo = 10_000, 60_000 // resident timers: 10–60 s out
-	refreshTo              = 30_000         // refresh: 30 s out
+	refreshTo              = pendingTo      // refresh: 60 s out, later than any resident timer (W2)
 	burstSize              = 1000           // expire: timers in a burst
 	burstWindow            = 100            // expire: the burst's window, 100 ms
 	burstsPerFill          = 40             // bursts before the clock nears the resident timers' slots

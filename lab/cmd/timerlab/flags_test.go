@@ -30,6 +30,8 @@ func TestBadValuesNamed(t *testing.T) {
 		{"-only", "nosuch", "nosuch"},
 		{"-only", "heap,", `""`},
 		{"-workloads", "nosuch", "nosuch"},
+		{"-repeat", "0", "0"},
+		{"-repeat", "-3", "-3"},
 	} {
 		_, err := parseOptions([]string{tc.flag, tc.value}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.named) {
@@ -43,5 +45,13 @@ func TestBadValuesNamed(t *testing.T) {
 func TestNothingToMeasure(t *testing.T) {
 	if err := run([]string{"-only", "time", "-workloads", "far", "-out", ""}, io.Discard, io.Discard); err != errNothing {
 		t.Fatalf("-only time -workloads far: %v, want %v", err, errNothing)
+	}
+}
+
+// TestRepeatWithJSON: -repeat reports agreement, which has no JSON form;
+// asking for both is an error, not a silent choice of one.
+func TestRepeatWithJSON(t *testing.T) {
+	if _, err := parseOptions([]string{"-repeat", "2", "-json"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-repeat and -json") {
+		t.Fatalf("-repeat 2 -json: %v, want an error naming both", err)
 	}
 }

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR]
+//	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR] [-repeat N]
 //
 // A run with no flags takes about a minute and a half on two cores. Every
 // workload and size is measured on all contenders in turn, round after
@@ -16,6 +16,11 @@
 // apart, and ends with a verdict per workload computed from the run.
 // Every cell is time-boxed: a structure whose cost explodes is reported
 // over budget, and its larger sizes are not run.
+//
+// With -repeat N it runs the lab N times back to back and, instead of the
+// tables, reports how far the runs agree: the scheduler's verdict against
+// package time in each run, every growth label in each run, and how many
+// changed. That is the measure of how much one run can be trusted with.
 package main
 
 import (
@@ -56,20 +61,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if workload.Cells(cfg) == 0 {
 		return errNothing
 	}
-	bar := progressbar.NewOptions(workload.Cells(cfg),
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	cfg.Progress = func(r workload.Result) {
-		bar.Describe(fmt.Sprintf("%-9s %-8s n=%-4s", r.Contender, r.Workload, report.SizeLabel(r.N)))
-		bar.Add(1)
+	if o.repeat > 1 {
+		return repeat(o, cfg, start, load, machine, stdout, stderr)
 	}
+	cfg, done := withProgress(cfg, stderr, "")
 	results := report.Index(workload.Run(cfg))
-	bar.Finish()
+	done()
 	layout := report.Layout{Contenders: o.contenders, Sizes: o.sizes, Kinds: o.kinds}
 	var charts []string
 	if o.out != "" {
@@ -83,6 +80,42 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return report.NewRun(machine, busy, layout, o.budget, wall, results, charts).WriteJSON(stdout)
 	}
 	printReport(stdout, o, machine, busy, results, layout, len(charts), wall)
+	return nil
+}
+
+// withProgress returns cfg with a progress bar on stderr, each cell
+// described after prefix, and the function that clears the bar when the
+// run is over.
+func withProgress(cfg workload.Config, stderr io.Writer, prefix string) (workload.Config, func()) {
+	bar := progressbar.NewOptions(workload.Cells(cfg),
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	cfg.Progress = func(r workload.Result) {
+		bar.Describe(fmt.Sprintf("%s%-9s %-8s n=%-4s", prefix, r.Contender, r.Workload, report.SizeLabel(r.N)))
+		bar.Add(1)
+	}
+	return cfg, func() { bar.Finish() }
+}
+
+// repeat runs the lab o.repeat times and writes how far the runs agree:
+// the measure of what one run's verdicts can be trusted with.
+func repeat(o options, cfg workload.Config, start time.Time, load *report.LoadMeter, machine report.Machine, stdout, stderr io.Writer) error {
+	runs := make([]*report.Results, o.repeat)
+	for i := range runs {
+		c, done := withProgress(cfg, stderr, fmt.Sprintf("run %d/%d: ", i+1, o.repeat))
+		runs[i] = report.Index(workload.Run(c))
+		done()
+	}
+	fmt.Fprintf(stdout, "timerlab: %d runs of the same lab, back to back\n", o.repeat)
+	fmt.Fprintf(stdout, "machine: %s\n", machine)
+	fmt.Fprintf(stdout, "load:    %s\n\n", load.Stop())
+	report.Agreement(stdout, runs, report.Layout{Contenders: o.contenders, Sizes: o.sizes, Kinds: o.kinds})
+	fmt.Fprintf(stdout, "wall time: %.1fs\n", time.Since(start).Seconds())
 	return nil
 }
 

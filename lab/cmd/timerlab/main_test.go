@@ -94,3 +94,24 @@ func TestFullAddsTenMillion(t *testing.T) {
 		t.Errorf("default -out is %q", o.out)
 	}
 }
+
+// TestRepeatReportsAgreement: -repeat runs the lab that many times and
+// reports how far the runs agree, with no tables and no charts.
+func TestRepeatReportsAgreement(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(tiny(dir, "-repeat", "2"), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 runs of the same lab", "load:", "timewheel vs time over 2 runs", "churn", "growth labels over 2 runs", "heap", "agreement: verdicts differ in", "of 6 cells", "wall time:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "schedule, ns/op") {
+		t.Errorf("-repeat printed the tables:\n%s", out.String())
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Errorf("-repeat wrote charts: %v", files)
+	}
+}

@@ -21,6 +21,7 @@ type options struct {
 	budget     workload.Budget
 	out        string
 	json       bool
+	repeat     int // runs to compare (-repeat); 1 for the ordinary report
 }
 
 var errHelp = errors.New("help requested")
@@ -41,6 +42,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	sizes := fs.String("sizes", "", "comma-separated numbers of pending timers (default 1e2,1e3,1e4,1e5,1e6)")
 	kinds := fs.String("workloads", "", "comma-separated workloads to run (default all): "+kindNames())
 	out := fs.String("out", "timerlab-out", "directory for the charts (empty: write none)")
+	repeat := fs.Int("repeat", 1, "run the lab this many times and report how far the runs agree, instead of the tables (no charts)")
 	budget := fs.Duration("budget", workload.DefaultBudget().Cell, "wall time one cell may take before it is over budget")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: timerlab [flags]\n\nMeasures every timer structure of the lab side by side and prints the tables.\n\n")
@@ -58,7 +60,16 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if *budget <= 0 {
 		return options{}, fmt.Errorf("-budget: %v is not a positive duration", *budget)
 	}
-	o := options{out: *out, json: *asJSON, budget: workload.DefaultBudget(), sizes: slices.Clone(defaultSizes)}
+	if *repeat < 1 {
+		return options{}, fmt.Errorf("-repeat: %d is not a positive number of runs", *repeat)
+	}
+	if *repeat > 1 && *asJSON {
+		return options{}, errors.New("-repeat and -json: a repeated run reports agreement, not JSON; pick one")
+	}
+	o := options{out: *out, json: *asJSON, repeat: *repeat, budget: workload.DefaultBudget(), sizes: slices.Clone(defaultSizes)}
+	if o.repeat > 1 {
+		o.out = "" // charts of which run?
+	}
 	o.budget.Cell = *budget
 	if *full {
 		o.sizes = append(o.sizes, 1e7)

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Agreement writes how far several runs of the same lab agree, the
+// measure of what one run can be trusted with: for every workload and
+// size, the scheduler's verdict against package time in each run (F
+// faster or smaller, = the same, S slower or larger, as Compare decides)
+// with the ratio of the medians; then every contender's growth label per
+// workload in each run. A row whose runs differ is marked with !. It
+// returns how many verdicts and how many growth labels differ between
+// the runs. Cells missing or over budget in some run are left out.
+func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
+	if len(runs) == 0 {
+		return 0, 0
+	}
+	fmt.Fprintf(w, "timewheel vs time over %d runs (F faster, = same within ±%.0f%%, S slower; tw/time ratio of medians per run):\n", len(runs), 100*Band)
+	rows := 0
+	for _, k := range l.Kinds {
+		for _, n := range l.Sizes {
+			marks, ratios, ok := make([]string, len(runs)), make([]string, len(runs)), true
+			for i, r := range runs {
+				tw, ok1 := r.ok("timewheel", k, n)
+				tm, ok2 := r.ok("time", k, n)
+				if !ok1 || !ok2 {
+					ok = false
+					break
+				}
+				o, x := Compare(tw, tm)
+				marks[i], ratios[i] = [...]string{"F", "=", "S"}[o+1], fmt.Sprintf("%.2f", x)
+			}
+			if !ok {
+				continue
+			}
+			rows++
+			flag := " "
+			if differ(marks) {
+				flag = "!"
+				verdicts++
+			}
+			fmt.Fprintf(w, "%s %-9s %5s  %s  %s\n", flag, k, SizeLabel(n), strings.Join(marks, ""), strings.Join(ratios, " "))
+		}
+	}
+	if rows == 0 {
+		fmt.Fprintln(w, "  (no workload measured both)")
+	}
+	fmt.Fprintf(w, "\ngrowth labels over %d runs:\n", len(runs))
+	labels := 0
+	for _, c := range l.Contenders {
+		for _, k := range l.Kinds {
+			if !c.Supports(k) {
+				continue
+			}
+			classes := make([]string, len(runs))
+			for i, r := range runs {
+				classes[i] = r.Growth(c.Name, k).Class()
+			}
+			labels++
+			flag := " "
+			if differ(classes) {
+				flag = "!"
+				growths++
+			}
+			fmt.Fprintf(w, "%s %-10s %-9s %s\n", flag, c.Name, k, strings.Join(classes, "  "))
+		}
+	}
+	fmt.Fprintf(w, "\nagreement: verdicts differ in %d of %d cells; growth labels differ in %d of %d\n", verdicts, rows, growths, labels)
+	return verdicts, growths
+}
+
+// differ reports whether xs holds two different strings.
+func differ(xs []string) bool {
+	for _, x := range xs[1:] {
+		if x != xs[0] {
+			return true
+		}
+	}
+	return false
+}
