@@ -10,15 +10,16 @@ import (
 // measure of what one run can be trusted with: for every workload and
 // size, the scheduler's verdict against package time in each run (F
 // faster or smaller, = the same, S slower or larger, as Compare decides)
-// with the ratio of the medians; then every contender's growth label per
-// workload in each run. A row whose runs differ is marked with !. It
+// with the ratio it weighed (see Ratio); then every contender's growth
+// class and slope per workload in each run. A row whose verdicts or
+// classes differ is marked with !. It
 // returns how many verdicts and how many growth labels differ between
 // the runs. Cells missing or over budget in some run are left out.
 func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
 	if len(runs) == 0 {
 		return 0, 0
 	}
-	fmt.Fprintf(w, "timewheel vs time over %d runs (F faster, = same within ±%.0f%%, S slower; tw/time ratio of medians per run):\n", len(runs), 100*Band)
+	fmt.Fprintf(w, "timewheel vs time over %d runs (F faster, = same within ±%.1f%%, S slower; tw/time per run, the median of the laps' ratios):\n", len(runs), 100*Band)
 	rows := 0
 	for _, k := range l.Kinds {
 		for _, n := range l.Sizes {
@@ -55,9 +56,10 @@ func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
 			if !c.Supports(k) {
 				continue
 			}
-			classes := make([]string, len(runs))
+			classes, shown := make([]string, len(runs)), make([]string, len(runs))
 			for i, r := range runs {
-				classes[i] = r.Growth(c.Name, k).Class()
+				g := r.Growth(c.Name, k)
+				classes[i], shown[i] = g.Class(), g.String()
 			}
 			labels++
 			flag := " "
@@ -65,7 +67,7 @@ func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
 				flag = "!"
 				growths++
 			}
-			fmt.Fprintf(w, "%s %-10s %-9s %s\n", flag, c.Name, k, strings.Join(classes, "  "))
+			fmt.Fprintf(w, "%s %-10s %-9s %s\n", flag, c.Name, k, strings.Join(shown, "  "))
 		}
 	}
 	fmt.Fprintf(w, "\nagreement: verdicts differ in %d of %d cells; growth labels differ in %d of %d\n", verdicts, rows, growths, labels)

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"slices"
+
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
@@ -15,29 +17,57 @@ const (
 	Dearer  Order = 1  // above the other, their ranges apart
 )
 
-// Band is how far a cell's median may move between back-to-back runs of
-// the lab on a shared machine, relative to the other cells of its
-// workload and size, and still be the same cell: ±7 %. Runs of the
-// default lab on a 2-core machine other engineers were benchmarking on
-// moved the ratio of two contenders' medians by 9 % at the median, more
-// than the middle halves of the rounds within one run could tell; the
-// spread of a run's rounds says how steady that run was, not where the
-// next run lands.
-const Band = 0.07
+// Band is how far apart two cells may be and still be the same cell:
+// each side's value ± 2.5 %, so a ratio from 0.951 to 1.051 reads equal.
+// It is the lab's resolution, measured: with rounds paired lap by lap
+// (see Compare) and the collector held off during the laps (see
+// workload.Run), the scheduler's ratio to package time moved by 2–5 %
+// between back-to-back default runs on a 2-core machine in most cells,
+// and four runs gave the same verdict in all 25 cells at bands of ±2 to
+// ±3 % (at ±5 % and ±7 %, cells whose ratio sits near 0.87 changed
+// their verdict: a band is a line, and a wider one only moves the line
+// into the ratios that are common).
+const Band = 0.025
 
-// Compare returns how a compares with b, and the ratio of their medians,
-// a over b. A cell's range is its median ± Band; two cells whose ranges
-// overlap (medians less than 15 % apart) are the Same, whatever their
-// order. Both must be OK.
+// Compare returns how a compares with b, and the ratio of a to b. Where
+// both cells ran the same laps (their Costs are as long, as the lab's
+// cells of one workload and size are), the ratio is the median of the
+// laps' ratios, round i of a over round i of b, which ran within
+// milliseconds of each other: a slow moment of the machine or a change
+// in what the other rounds left in the caches falls on both sides of
+// each ratio and cancels. Otherwise (memory, a cell cut short by its
+// budget) it is the ratio of the medians. Each side's range is its value
+// ± Band; two cells whose ranges overlap (ratio within 1−Band over
+// 1+Band and its inverse) are the Same, whatever their order. Both must
+// be OK.
 func Compare(a, b workload.Result) (Order, float64) {
-	ratio := a.Value / b.Value
+	ratio := Ratio(a, b)
 	switch {
-	case a.Value*(1+Band) < b.Value*(1-Band):
+	case ratio*(1+Band) < 1-Band:
 		return Cheaper, ratio
-	case a.Value*(1-Band) > b.Value*(1+Band):
+	case ratio*(1-Band) > 1+Band:
 		return Dearer, ratio
 	}
 	return Same, ratio
+}
+
+// Ratio returns a over b as Compare weighs them: the median of the
+// paired rounds' ratios where both ran the same laps, the ratio of the
+// medians otherwise.
+func Ratio(a, b workload.Result) float64 {
+	if len(a.Costs) < 2 || len(a.Costs) != len(b.Costs) {
+		return a.Value / b.Value
+	}
+	rs := make([]float64, len(a.Costs))
+	for i := range rs {
+		rs[i] = a.Costs[i] / b.Costs[i]
+	}
+	slices.Sort(rs)
+	m := len(rs) / 2
+	if len(rs)%2 == 1 {
+		return rs[m]
+	}
+	return (rs[m-1] + rs[m]) / 2
 }
 
 // ok returns the cell of contender, k and n if it is OK.

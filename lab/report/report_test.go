@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,10 @@ func TestCompare(t *testing.T) {
 	cell := func(v, lo, hi float64) workload.Result {
 		return workload.Result{Value: v, Lo: lo, Hi: hi, Status: workload.OK}
 	}
+	laps := func(costs ...float64) workload.Result {
+		med := slices.Sorted(slices.Values(costs))[len(costs)/2]
+		return workload.Result{Value: med, Costs: costs, Status: workload.OK, Rounds: len(costs)}
+	}
 	cases := []struct {
 		a, b  workload.Result
 		want  Order
@@ -124,9 +129,17 @@ func TestCompare(t *testing.T) {
 	}{
 		{cell(10, 9, 11), cell(20, 19, 21), Cheaper, 0.5},
 		{cell(20, 19, 21), cell(10, 9, 11), Dearer, 2},
-		{cell(10, 9, 11), cell(11.4, 11, 12), Same, 10 / 11.4},    // within the band of each other
-		{cell(10, 9, 11), cell(11.6, 11, 12), Cheaper, 10 / 11.6}, // just outside it
-		{cell(10, 5, 30), cell(20, 19, 21), Cheaper, 0.5},         // the spread of a run's rounds does not widen the band
+		{cell(10, 9, 11), cell(10.5, 10, 11), Same, 10 / 10.5},    // within the band of each other
+		{cell(10, 9, 11), cell(10.6, 10, 11), Cheaper, 10 / 10.6}, // just outside it
+		{cell(10.5, 10, 11), cell(10, 9, 11), Same, 10.5 / 10},
+		{cell(10.6, 10, 11), cell(10, 9, 11), Dearer, 10.6 / 10},
+		{cell(10, 5, 30), cell(20, 19, 21), Cheaper, 0.5}, // the spread of a run's rounds does not widen the band
+		// rounds of the same laps: the median of the laps' ratios, not the
+		// ratio of the medians (50/20, a slower moment of the machine
+		// that fell on a's second round and b's third)
+		{laps(9, 50, 50), laps(10, 20, 60), Cheaper, 0.9},
+		{laps(9, 50, 50), laps(10, 20), Dearer, 2.5}, // not the same laps: the medians
+		{laps(9, 50), laps(10, 20), Dearer, 1.7},     // an even number of laps: the mean of the middle two ratios
 	}
 	for _, c := range cases {
 		if o, ratio := Compare(c.a, c.b); o != c.want || math.Abs(ratio-c.ratio) > 1e-9 {

@@ -176,14 +176,14 @@ func block(w io.Writer, r *Results, l Layout, ks []workload.Kind) {
 			for _, n := range l.Sizes {
 				fmt.Fprintf(&b, "%*s", cellWidth, cell(r, c.Name, k, n))
 			}
-			fmt.Fprintf(&b, " %s", padRight(r.Growth(c.Name, k).Class(), growthWidth))
+			fmt.Fprintf(&b, " %s", padRight(r.Growth(c.Name, k).String(), growthWidth))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
 
-// growthWidth fits "≈O(log n)" and "≈O(n^1.5)".
-const growthWidth = 10
+// growthWidth fits "≲O(log n) -0.93" and "≈O(n^1.5) 1.42".
+const growthWidth = 16
 
 func rule(nameW, groupW, groups int) string {
 	s := strings.Repeat("─", nameW)

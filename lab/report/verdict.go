@@ -41,7 +41,7 @@ func Verdict(w io.Writer, r *Results, l Layout) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "verdict, computed from this run (medians; ≈: within ±%.0f%% of each other, which back-to-back runs can move a cell by):\n", 100*Band)
+	fmt.Fprintf(w, "verdict, computed from this run (medians of the laps' ratios; ≈: within ±%.1f%% of each other, the resolution of back-to-back runs):\n", 100*Band)
 	for _, line := range lines {
 		fmt.Fprintln(w, line)
 	}

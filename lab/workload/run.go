@@ -3,6 +3,7 @@ package workload
 import (
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -28,8 +29,8 @@ type Budget struct {
 }
 
 // DefaultBudget returns the budget cmd/timerlab uses by default: a run of
-// every contender at sizes 1e2 to 1e6 takes about a minute and a half on
-// two cores.
+// every contender at sizes 1e2 to 1e6 takes about 105 seconds on two
+// cores.
 func DefaultBudget() Budget {
 	return Budget{Round: 2 * time.Millisecond, Cell: time.Second, Fill: 3 * time.Second, Far: 3 * time.Second}
 }
@@ -40,11 +41,11 @@ const MinOps = 32
 
 // The rounds of a cell: at least MinRounds (far: MinFarRounds) once
 // calibrated, at most MaxRounds (MaxFarRounds), and no more once the
-// middle half of the rounds lies within Settled of the median, or once the
-// cell's budget is spent.
+// middle half of the rounds of every cell of its workload and size lies
+// within Settled of their medians, or once the cell's budget is spent.
 const (
-	MinRounds    = 9
-	MaxRounds    = 25
+	MinRounds    = 15
+	MaxRounds    = 41
 	MinFarRounds = 3
 	MaxFarRounds = 3
 	Settled      = 0.05 // (Hi−Lo)/2 over the median
@@ -117,14 +118,21 @@ func Cells(cfg Config) int {
 // Run measures every cell of cfg and returns the results, sizes in
 // ascending order. At each size it fills a station of n timers for every
 // contender and measures each workload on all of them together, in laps:
-// one round of every contender whose cell has not settled yet, then the
-// next lap. Whatever else the machine does at some moment falls on every
-// contender alike, not on the one measured then, and the median of a
-// cell's rounds leaves out the rounds it spoiled. Rounds are timed on the
-// CPU clock of the thread Run locks itself to, where there is one (see
-// CPUClock), so that the time another process has the core is not
-// billed. Memory is measured
-// first, while a station is filled alone. Once a contender's cell is over
+// one round of every contender, then the next lap, until every cell has
+// settled; the cells of one workload and size stop together, so round i
+// of each ran in the same lap, within milliseconds of the others, and
+// their rounds can be compared in pairs. Whatever else the machine does
+// at some moment falls on every contender alike, not on the one measured
+// then, and the median of a cell's rounds leaves out the rounds it
+// spoiled. Rounds are timed on the CPU clock of the thread Run locks
+// itself to, where there is one (see CPUClock), so that the time another
+// process has the core is not billed. The collector is held off during a
+// workload's laps and run after them, at the same point in every run:
+// when a collection fell among the rounds, its write barriers, assists
+// and the memory it handed back moved a cell's median by a tenth or
+// more from one run to the next (the collector's cost is the memory
+// workload's bytes, not the operations'). Memory is measured first,
+// while a station is filled alone. Once a contender's cell is over
 // budget at some size, its cells of that workload at larger sizes are not
 // run.
 func Run(cfg Config) []Result {
@@ -179,6 +187,7 @@ func runSize(cfg Config, n int, gates []*gate, emit func(Result)) {
 			}
 		}
 		measure(cells, k, n, cfg.Budget, emit)
+		runtime.GC() // at the same point in every run: the next workload finds the same heap
 	}
 	for i, st := range stations {
 		if st != nil {
@@ -281,16 +290,29 @@ type cell struct {
 	over      bool
 }
 
+// lapsGarbage is how much garbage the laps of one workload and size may
+// leave before the collector runs among them.
+const lapsGarbage = 4 << 30
+
 // measure runs workload k on the cells at size n: a calibration round
 // each, which also warms them up and is not counted, then laps of one
-// round each, every other lap in reverse order, until every cell is done,
-// and emits their results in order.
+// round each, every other lap in reverse order, until every cell has
+// settled or MaxRounds laps are done, and emits their results in order.
+// A cell that settles early goes on running with the others, so that
+// all of them cover the same laps; only one over its budget stops. The
+// collector is off meanwhile (see Run).
 func measure(cells []*cell, k Kind, n int, b Budget, emit func(Result)) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	// a backstop: a workload that makes more than lapsGarbage of garbage
+	// gets a collection among its laps rather than the machine's memory
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(ms.HeapSys) + lapsGarbage))
 	for _, c := range cells {
 		calibrate(c, k, b)
 	}
 	for lap := 0; ; lap++ {
-		busy := false
+		busy, settled := false, true
 		for i := range cells {
 			c := cells[i]
 			if lap%2 == 1 { // every other lap backwards: no contender always follows the same one
@@ -306,9 +328,10 @@ func measure(cells []*cell, k Kind, n int, b Budget, emit func(Result)) {
 			c.wall, c.spent = c.wall+time.Since(start), c.spent+clock()-cpu
 			c.ops += ops
 			c.costs = append(c.costs, float64(w.total.Nanoseconds())/float64(ops))
-			c.done = finished(c.costs, MinRounds, MaxRounds) || c.spent >= b.Cell
+			c.done = c.spent >= b.Cell
+			settled = settled && (c.done || finished(c.costs, MinRounds, MaxRounds))
 		}
-		if !busy {
+		if !busy || settled {
 			break
 		}
 	}

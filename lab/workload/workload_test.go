@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -137,16 +138,17 @@ func TestPredict(t *testing.T) {
 
 func TestGrowth(t *testing.T) {
 	cases := []struct {
-		cost  func(n float64) float64
-		class string
+		cost     func(n float64) float64
+		class    string
+		min, max float64 // the slope
 	}{
-		{func(float64) float64 { return 40 }, "≈O(1)"},
-		{func(n float64) float64 { return 10 * math.Log2(n) }, "≈O(log n)"},
-		{func(n float64) float64 { return 3 * n }, "≈O(n)"},
-		{func(n float64) float64 { return math.Pow(n, 0.7) }, "≈O(√n)"},
-		{func(n float64) float64 { return n * math.Sqrt(n) }, "≈O(n^1.5)"},
-		{func(n float64) float64 { return n * n }, "≈O(n²)"},
-		{func(n float64) float64 { return n * n * n }, "≈O(n²)"},
+		{func(float64) float64 { return 40 }, "≲O(log n)", 0, 0},
+		{func(n float64) float64 { return 10 * math.Log2(n) }, "≲O(log n)", 0.11, 0.13},
+		{func(n float64) float64 { return 3 * n }, "≈O(n)", 1, 1},
+		{func(n float64) float64 { return math.Pow(n, 0.7) }, "≈O(√n)", 0.7, 0.7},
+		{func(n float64) float64 { return n * math.Sqrt(n) }, "≈O(n^1.5)", 1.5, 1.5},
+		{func(n float64) float64 { return n * n }, "≈O(n²)", 2, 2},
+		{func(n float64) float64 { return n * n * n }, "≈O(n²)", 3, 3},
 	}
 	for _, c := range cases {
 		var rs []Result
@@ -154,8 +156,8 @@ func TestGrowth(t *testing.T) {
 			rs = append(rs, Result{N: n, Value: c.cost(float64(n)), Status: OK})
 		}
 		rs = append(rs, Result{N: 1e7, Status: Over}) // does not count
-		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 {
-			t.Errorf("growth %v (%d points), want %s", g, g.Points, c.class)
+		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 || g.Slope < c.min-1e-9 || g.Slope > c.max+1e-9 {
+			t.Errorf("growth %v (%d points), want %s with a slope from %.2f to %.2f", g, g.Points, c.class, c.min, c.max)
 		}
 	}
 	// one size spoiled tenfold by a burst of load: the slope stays flat
@@ -167,8 +169,8 @@ func TestGrowth(t *testing.T) {
 		}
 		rs = append(rs, Result{N: n, Value: v, Status: OK})
 	}
-	if g := FitGrowth(rs); g.Class() != "≈O(1)" {
-		t.Errorf("a flat cost with one size ten times over: growth %v, want ≈O(1)", g)
+	if g := FitGrowth(rs); g.Slope != 0 {
+		t.Errorf("a flat cost with one size ten times over: growth %v, want a slope of 0", g)
 	}
 	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.Class() != "?" {
 		t.Errorf("one point: %v, want ?", g)
@@ -235,9 +237,8 @@ func TestRoundsInterleave(t *testing.T) {
 		}
 	}
 	// runs of the same contender: a's calibration, b's, then the laps,
-	// a b, b a, a b ... (every other one backwards), until one is done
-	// and the other goes on alone. One contender's rounds after the
-	// other's would make one run of all of a's rounds.
+	// a b, b a, a b ... (every other one backwards). One contender's
+	// rounds after the other's would make one run of all of a's rounds.
 	var runs []int
 	for i := range log {
 		if i == 0 || log[i] != log[i-1] {
@@ -248,9 +249,58 @@ func TestRoundsInterleave(t *testing.T) {
 	if len(runs) < 2+MinRounds {
 		t.Fatalf("%d runs of one contender, want at least %d: %v", len(runs), 2+MinRounds, log)
 	}
-	for _, n := range runs[2 : len(runs)-1] {
+	for _, n := range runs[2:] {
 		if n > 2 {
-			t.Fatalf("%d rounds of one contender in a row while the other had rounds to go: %v", n, log)
+			t.Fatalf("%d rounds of one contender in a row: %v", n, log)
+		}
+	}
+}
+
+// spinStation is a Station whose operations take the CPU time its
+// cost function says for round i.
+type spinStation struct {
+	round int
+	cost  func(round int) time.Duration
+}
+
+func (s *spinStation) Run(k Kind, ops int, sw Stopwatch) int {
+	sw.StartTimer()
+	for range ops {
+		for until := clock() + s.cost(s.round); clock() < until; {
+		}
+	}
+	sw.StopTimer()
+	s.round++
+	return ops
+}
+
+func (*spinStation) Close() {}
+
+// TestCellsStopTogether: a cell that settles at once goes on with a
+// noisy one until the noisy one settles or runs MaxRounds, so that
+// round i of every cell ran in the same lap; and the collector, held off
+// during the laps, is back as it was once they are done.
+func TestCellsStopTogether(t *testing.T) {
+	steady := &spinStation{cost: func(int) time.Duration { return 50 * time.Microsecond }}
+	noisy := &spinStation{cost: func(i int) time.Duration { return time.Duration(1+3*(i%2)) * 25 * time.Microsecond }}
+	cells := []*cell{
+		{contender: "steady", st: steady, gate: &gate{over: map[Kind]bool{}}},
+		{contender: "noisy", st: noisy, gate: &gate{over: map[Kind]bool{}}},
+	}
+	gcBefore := debug.SetGCPercent(100)
+	debug.SetGCPercent(gcBefore)
+	limitBefore := debug.SetMemoryLimit(-1)
+	var rs []Result
+	measure(cells, Churn, 8, Budget{Round: time.Nanosecond, Cell: time.Minute}, func(r Result) { rs = append(rs, r) })
+	if gc, limit := debug.SetGCPercent(gcBefore), debug.SetMemoryLimit(-1); gc != gcBefore || limit != limitBefore {
+		t.Errorf("after the laps: GC percent %d, memory limit %d; want %d and %d as before", gc, limit, gcBefore, limitBefore)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("%d results, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != OK || r.Rounds != MaxRounds || len(r.Costs) != MaxRounds {
+			t.Errorf("%s: %s after %d rounds (%d costs), want OK after %d, the noisy cell's", r.Contender, r.Status, r.Rounds, len(r.Costs), MaxRounds)
 		}
 	}
 }
