@@ -90,7 +90,7 @@ func TestTables(t *testing.T) {
 	var b bytes.Buffer
 	Tables(&b, r, l)
 	out := b.String()
-	for _, want := range []string{"schedule, ns/op", "expire, ns/fired", "far, ns/timer", "memory, B/timer", "1e3", "1e6", "≈O(log n)", "over"} {
+	for _, want := range []string{"schedule, ns/op", "expire, ns/fired", "far, ns/timer", "memory, B/timer", "1e3", "1e6", "≲O(log n) 0.10", "over"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tables lack %q:\n%s", want, out)
 		}

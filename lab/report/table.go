@@ -105,14 +105,14 @@ func Tables(w io.Writer, r *Results, l Layout) {
 	}
 	fmt.Fprintln(w)
 	if half, most, ok := spreads(r); ok {
-		fmt.Fprintf(w, "cells: the median of %d–%d rounds (far %d–%d), each contender's round in turn with the others'; the middle half of\n", workload.MinRounds, workload.MaxRounds, workload.MinFarRounds, workload.MaxFarRounds)
+		fmt.Fprintf(w, "cells: the median of %d–%d rounds (far %d–%d), each contender's round in turn with the others', the collector off; the middle half of\n", workload.MinRounds, workload.MaxRounds, workload.MinFarRounds, workload.MaxFarRounds)
 		fmt.Fprintf(w, "       a cell's rounds lies within ±%.0f%% of its median in half the cells, ±%.0f%% in nine in ten (-json: every cell's quartiles).\n", 100*half, 100*most)
 	}
 	fmt.Fprintln(w, "over: over budget (stopped by its time budget, or skipped after a smaller size was);  -: not measured for this row")
 	fmt.Fprintln(w, "growth: slope s of log(cost) over log(n), the median of the slopes between every two sizes measured (Theil–Sen: one spoiled")
-	fmt.Fprintln(w, "        size does not tilt it); s<0.08 ≈O(1), s<0.6 ≈O(log n), s<0.8 ≈O(√n),")
-	fmt.Fprintln(w, "        s<1.25 ≈O(n), s<1.75 ≈O(n^1.5), beyond ≈O(n²). From 1e2 to 1e6, O(log n) alone gives s≈0.12 and cache misses add")
-	fmt.Fprintln(w, "        up to ~0.35 more; cache misses alone give an O(1) operation s≈0.1–0.3.")
+	fmt.Fprintln(w, "        size does not tilt it), printed after its class: s<0.6 ≲O(log n), s<0.8 ≈O(√n), s<1.25 ≈O(n), s<1.75 ≈O(n^1.5),")
+	fmt.Fprintln(w, "        beyond ≈O(n²). From 1e2 to 1e6, O(log n) alone gives s≈0.12 and cache misses alone give an O(1) operation")
+	fmt.Fprintln(w, "        s≈0.1–0.35, so no run tells O(1) from O(log n): near 0 is flat, 0.2–0.45 a cache miss per operation.")
 	if l.has(workload.Far) {
 		fmt.Fprintln(w, "far: ns per timer over its whole life (10 min to 1 day out, clock driven in 1 s steps until all fired); the 86,400")
 		fmt.Fprintln(w, "     steps cost the same whatever n, so at small n they dominate and the cost falls as n grows.")

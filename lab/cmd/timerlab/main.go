@@ -9,7 +9,7 @@
 //
 //	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-out DIR] [-repeat N]
 //
-// A run with no flags takes about a minute and a half on two cores. Every
+// A run with no flags takes about 105 seconds on two cores. Every
 // workload and size is measured on all contenders in turn, round after
 // round, and each cell is the median of its rounds; the report says how
 // busy the machine was, prints ≈ where two cells are too close to tell
