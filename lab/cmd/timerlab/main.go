@@ -127,7 +127,7 @@ func printReport(w io.Writer, o options, m report.Machine, busy report.Load, r *
 	if workload.MaxFarRounds != workload.MinFarRounds {
 		far = fmt.Sprintf("%d–%d", workload.MinFarRounds, workload.MaxFarRounds)
 	}
-	fmt.Fprintf(w, "rounds:  %v timed each, every contender's in turn; %d–%d per cell (far: %s), fewer once the middle half is within ±%.0f%% of the median\n",
+	fmt.Fprintf(w, "rounds:  %v timed each, every contender's in turn; %d–%d per cell, the same for every cell of a workload and size (far: %s), fewer once each middle half is within ±%.0f%% of its median\n",
 		o.budget.Round, workload.MinRounds, workload.MaxRounds, far, 100*workload.Settled)
 	clock := "the lab thread's CPU time"
 	if !workload.CPUClock() {
