@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/idleconn"
 )
 
@@ -36,8 +37,10 @@ func tcpPair(t *testing.T, l net.Listener) (accepted, client net.Conn) {
 	return r.c, client
 }
 
-func TestListener(t *testing.T) {
-	clk, w := virtualWheel(t)
+// newListener returns a Listener on a loopback port with w and timeout,
+// closed when the test ends, and the net.Listener it wraps.
+func newListener(t *testing.T, w *timewheel.Wheel) (*idleconn.Listener, net.Listener) {
+	t.Helper()
 	nl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +49,13 @@ func TestListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return l, nl
+}
+
+func TestListener(t *testing.T) {
+	clk, w := virtualWheel(t)
+	l, nl := newListener(t, w)
 	if l.Addr() != nl.Addr() || l.IdleTimeout() != timeout {
 		t.Fatalf("Addr, IdleTimeout = %v, %v; want %v, %v", l.Addr(), l.IdleTimeout(), nl.Addr(), timeout)
 	}

@@ -11,15 +11,7 @@ import (
 // idleness.
 func TestListenerStats(t *testing.T) {
 	clk, w := virtualWheel(t)
-	nl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := idleconn.NewListener(nl, w, timeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l, _ := newListener(t, w)
 	var conns []net.Conn
 	for range 3 {
 		c, _ := tcpPair(t, l)
