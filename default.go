@@ -6,14 +6,20 @@ import (
 )
 
 // Default returns the wheel behind the package-level functions: made by
-// New() on first use, with a one-millisecond tick and the real clock, and
-// never closed. While no timer is pending it holds no goroutine.
+// New() on first use, with a one-millisecond tick and the real clock. It
+// serves the whole process, as package time's timers do, so it cannot be
+// closed: its Close returns ErrDefaultWheel and closes nothing. While no
+// timer is pending it holds no goroutine.
 //
 // The default wheel is shared by the whole process, so it cannot live in
 // a testing/synctest bubble: code tested inside bubbles should take a
 // *Wheel made inside the bubble (New) rather than use the package-level
 // functions.
-var Default = sync.OnceValue(func() *Wheel { return New() })
+var Default = sync.OnceValue(func() *Wheel {
+	w := New()
+	w.process = true
+	return w
+})
 
 // AfterFunc is Default().AfterFunc: a drop-in for time.AfterFunc.
 func AfterFunc(d time.Duration, f func()) *Timer { return Default().AfterFunc(d, f) }

@@ -53,8 +53,10 @@
 //   - AfterFunc callbacks run through the wheel's Executor (a bounded
 //     pool by default), not on a goroutine each: a callback that blocks
 //     holds a worker. WithPanicHandler can recover a panicking callback.
-//   - A Wheel can be closed (Close): its pending timers are dropped and
-//     timers made on it afterwards never fire.
+//   - A Wheel made by New can be closed (Close): its pending timers are
+//     dropped and timers made on it afterwards never fire. The default
+//     wheel, like package time's timers, serves the whole process and
+//     cannot be closed.
 //   - The default wheel belongs to the whole process, so it cannot be used
 //     inside a testing/synctest bubble: make a Wheel inside the bubble with
 //     New instead.

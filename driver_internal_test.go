@@ -3,6 +3,7 @@ package timewheel
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/timewheel/timewheel/clock"
 )
@@ -19,8 +20,8 @@ func TestShardsShareOneWake(t *testing.T) {
 	var timers []*Timer
 	for i, s := range w.shards {
 		for range 100 {
-			tm := &Timer{f: func() { fired++ }, s: s}
-			s.start(&tm.e, time.Minute+time.Duration(i)*time.Hour)
+			tm := &Timer{f: func() { fired++ }, p: unsafe.Pointer(s)}
+			s.start(&tm.e, nil, time.Minute+time.Duration(i)*time.Hour)
 			timers = append(timers, tm)
 		}
 	}
@@ -57,8 +58,8 @@ func TestShardsDueTogetherWakeOnce(t *testing.T) {
 	defer w.Close()
 	fired := 0
 	for _, s := range w.shards {
-		tm := &Timer{f: func() { fired++ }, s: s}
-		s.start(&tm.e, time.Minute)
+		tm := &Timer{f: func() { fired++ }, p: unsafe.Pointer(s)}
+		s.start(&tm.e, nil, time.Minute)
 	}
 	if _, ok := clk.AdvanceNext(); !ok || fired != 3 {
 		t.Fatalf("one wake fired %d of 3 shards' timers", fired)

@@ -38,9 +38,11 @@ func DefaultWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
 // callbacks starts at most the limit. The queue is unbounded: the driver
 // never blocks on it.
 //
-// A Pool is safe for concurrent use.
+// A Pool is safe for concurrent use. Its zero value is a pool of
+// DefaultWorkers() workers (the number GOMAXPROCS gives when it first
+// queues a callback).
 type Pool struct {
-	limit        int
+	limit        int // guarded by mu; 0 until a zero Pool first queues
 	panicHandler func(any)
 	workers      sync.WaitGroup
 
@@ -63,6 +65,9 @@ func NewPool(workers int) *Pool {
 // Execute queues f to run on a worker. It panics if f is nil. The
 // complexity is O(1) amortised.
 func (p *Pool) Execute(f func()) {
+	if p == nil {
+		panic("timewheel: Execute called on a nil *Pool")
+	}
 	if f == nil {
 		panic("timewheel: Pool.Execute: nil func")
 	}
@@ -72,6 +77,9 @@ func (p *Pool) Execute(f func()) {
 // executeAll queues fs in order under one lock.
 func (p *Pool) executeAll(fs []func()) {
 	p.mu.Lock()
+	if p.limit == 0 {
+		p.limit = DefaultWorkers() // a zero Pool
+	}
 	p.queue = append(p.queue, fs...)
 	p.submitted += uint64(len(fs))
 	start := min(p.limit-p.running, len(p.queue)-p.head)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 // rendezvous is an Executor whose first call waits for its second: if the
@@ -28,8 +29,8 @@ func TestExecutorCalledConcurrentlyByShards(t *testing.T) {
 		defer w.Close()
 		done := make(chan int, 2)
 		for i, s := range w.shards {
-			tm := &Timer{f: func() { done <- i }, s: s}
-			s.start(&tm.e, time.Second)
+			tm := &Timer{f: func() { done <- i }, p: unsafe.Pointer(s)}
+			s.start(&tm.e, nil, time.Second)
 		}
 		<-done
 		<-done // synctest reports a deadlock here if Execute is called serially

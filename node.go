@@ -2,6 +2,7 @@ package timewheel
 
 import (
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 	"weak"
@@ -13,35 +14,51 @@ import (
 // the object the user holds, so that, as in Go 1.23, a timer or ticker
 // nobody can reach any more is collected although it was never stopped.
 //
-// A node is born holding its channel strongly (in t.C), as most channel
-// timers fire or are stopped soon: they never pay for more. A node still
-// pending when a garbage collection ends is promoted: from then on it
-// points to its channel only weakly, and a cleanup attached to the channel
-// removes the node from its shard once the channel is collected (a node
-// whose channel is gone when it fires sends nothing and, for a ticker, is
-// not armed again). So a forgotten timer is collected by the second
-// collection after it was started, and only timers that live through a
-// collection pay for the weak pointer and the cleanup, as generational
-// collectors make only old objects pay. A goroutine blocked receiving from
-// the channel keeps the channel, and so the timer, alive.
+// A node due within a second is born holding its channel strongly (in
+// t.C), as most such timers fire or are stopped soon: they never pay for
+// more. A node still pending when a garbage collection ends is promoted:
+// from then on it points to its channel only weakly, and a cleanup
+// attached to the channel removes the node from its shard once the
+// channel is collected (a node whose channel is gone when it fires sends
+// nothing and, for a ticker, is not armed again), as generational
+// collectors make only old objects pay. A Ticker's node, and a Timer's due
+// a second or more from now (when made or reset), are born promoted, so that a forgotten one
+// goes within the collections that follow (Go's own test of this runs
+// three back to back): promotion waits for the end of a collection, and a
+// young node's channel is freed only by the collection after it, its node
+// by a third. A goroutine blocked receiving from the channel keeps the
+// channel, and so the timer, alive.
 type node struct {
-	t      Timer              // first: the wheel's link; t.f is nil, which marks a node; t.C is the channel while the node is young
+	t      Timer              // first: the wheel's link; t.f is nil, which marks a node; t.C is the channel while the node is young; t.p is unused
+	s      *shard             // the shard the timer was started on
 	ch     weak.Pointer[byte] // once promoted: the channel's runtime object
-	period int64              // a Ticker's period in nanoseconds, zero for a Timer; guarded by t.s.mu
-	next   int64              // a Ticker's grid point pending, nanoseconds since the wheel's epoch; guarded by t.s.mu
-	young  bool               // listed in t.s.young; guarded by t.s.mu
+	owner  uintptr            // the address of the Timer or Ticker the user holds, to tell it from a copy (it does not keep it alive)
+	period int64              // a Ticker's period in nanoseconds, zero for a Timer; guarded by s.mu
+	next   int64              // a Ticker's grid point pending, nanoseconds since the wheel's epoch; guarded by s.mu
+	young  bool               // listed in s.young; guarded by s.mu
+	weak   atomic.Bool        // promoted: written under s.mu, read without it by reset
 }
 
-// newNode returns a young node on shard s for channel c.
-func newNode(s *shard, c chan time.Time) *node {
-	return &node{t: Timer{s: s, C: c}}
+// bornPromoted is the duration from which a timer's node is born
+// promoted: a timer due sooner that is forgotten goes when it fires.
+const bornPromoted = time.Second
+
+// newNode returns a node on shard s for channel c: a ticker's of the given
+// period, or a timer's due d from now.
+func newNode(s *shard, c chan time.Time, period, d time.Duration) *node {
+	n := &node{s: s, period: int64(period)}
+	n.t.C = c
+	if period > 0 || d >= bornPromoted {
+		n.weaken()
+	}
+	return n
 }
 
 // scheduleLocked schedules the node at tick when (see
 // shard.scheduleLocked) and, if it holds its channel strongly, lists it
 // for promotion at the end of the next collection.
 func (n *node) scheduleLocked(when, ns int64) {
-	s := n.t.s
+	s := n.s
 	s.scheduleLocked(&n.t.e, when, ns)
 	if n.t.C != nil && !n.young {
 		n.young = true
@@ -56,14 +73,24 @@ func (n *node) scheduleLocked(when, ns int64) {
 // only from its Timer or Ticker, until it is scheduled again.
 func (n *node) promoteLocked() {
 	n.young = false
-	if !n.t.e.Pending() {
-		return
+	if n.t.e.Pending() {
+		n.weaken()
 	}
+}
+
+// weaken makes the node's hold on its channel weak, if it is not yet,
+// and attaches the cleanup that removes the node once the channel is
+// collected. The node is not on a shard yet, or s.mu is held.
+func (n *node) weaken() {
 	c := n.t.C
+	if c == nil {
+		return // weak already
+	}
 	p := (*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))) // the channel's runtime object
 	n.ch = weak.Make(p)
 	runtime.AddCleanup(p, (*node).collected, n)
 	n.t.C = nil
+	n.weak.Store(true)
 }
 
 // collected runs, on the runtime's cleanup goroutine, once the node's
@@ -71,7 +98,7 @@ func (n *node) promoteLocked() {
 // forgotten ticker stops costing wakeups and Len counts only timers
 // someone can still see fire.
 func (n *node) collected() {
-	s := n.t.s
+	s := n.s
 	s.mu.Lock()
 	if s.cancelLocked(&n.t.e) {
 		s.collected++
@@ -98,24 +125,67 @@ func (n *node) channel() chan time.Time {
 func (n *node) expireLocked(ns int64, sent time.Time) {
 	c := n.channel()
 	if c == nil {
-		n.t.s.collected++
+		n.s.collected++
 		return // nobody can receive: the node is done with
 	}
 	select {
 	case c <- sent:
 	default:
 	}
-	n.t.s.firedLocked(ns)
+	n.s.firedLocked(ns)
 	if n.period == 0 {
 		return
 	}
 	n.next = ticks.NextOnGrid(n.next, n.period, ns)
-	n.t.s.q.Insert(&n.t.e, ticks.Ceil(n.next, n.t.s.w.tick))
+	n.s.q.Insert(&n.t.e, ticks.Ceil(n.next, n.s.w.tick))
+}
+
+// stop takes the node off the wheel and takes back an unreceived value,
+// for Timer.Stop, and reports whether it did either.
+func (n *node) stop() bool {
+	s := n.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pending := s.cancelLocked(&n.t.e)
+	if pending {
+		s.stopped++
+	}
+	if c := n.channel(); c != nil && drain(c) {
+		pending = true
+	}
+	return pending
+}
+
+// reset is Timer.Reset of a channel Timer.
+func (n *node) reset(d time.Duration) bool {
+	s := n.s
+	when, ns := s.w.deadline(d)
+	far := d >= bornPromoted && !n.weak.Load() // to be promoted now, under the lock
+	if !far && s.postpone(&n.t.e, when) {
+		// Pending and not yet claimed by the driver, so no value of
+		// this arming was sent on the channel, and every earlier one was
+		// taken back by the Stop or Reset that armed it again.
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pending := s.cancelLocked(&n.t.e)
+	if c := n.channel(); c != nil && drain(c) {
+		pending = true
+	}
+	if !s.closed {
+		s.resets++
+		if far {
+			n.weaken()
+		}
+		n.scheduleLocked(when, ns)
+	}
+	return pending
 }
 
 // startGridLocked starts a ticker's grid at clock reading ns: the first
 // tick is one period later.
 func (n *node) startGridLocked(ns int64) {
 	n.next = ticks.Add(ns, n.period)
-	n.scheduleLocked(ticks.Ceil(n.next, n.t.s.w.tick), ns)
+	n.scheduleLocked(ticks.Ceil(n.next, n.s.w.tick), ns)
 }

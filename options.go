@@ -2,6 +2,7 @@ package timewheel
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/timewheel/timewheel/clock"
@@ -32,10 +33,10 @@ func WithTick(d time.Duration) Option {
 
 // WithClock sets the clock the wheel reads and sleeps on (default
 // [clock.Real]). Tests pass a [clock.Virtual]. A wheel on any clock but
-// the real one has one shard unless [WithShards] says otherwise. WithClock panics if c is
-// nil.
+// the real one has one shard unless [WithShards] says otherwise.
+// WithClock panics if c is nil or holds a nil pointer.
 func WithClock(c clock.Clock) Option {
-	if c == nil {
+	if isNil(c) {
 		panic("timewheel: WithClock: nil clock")
 	}
 	return func(cfg *config) { cfg.clock = c }
@@ -44,9 +45,10 @@ func WithClock(c clock.Clock) Option {
 // WithExecutor sets what runs AfterFunc callbacks (default: the wheel's
 // own [Pool] of at most [DefaultWorkers] goroutines). [Inline] runs them
 // on the driver; any other Executor gets them in deadline order. Close
-// waits only for the wheel's own pool. WithExecutor panics if e is nil.
+// waits only for the wheel's own pool. WithExecutor panics if e is nil or
+// holds a nil pointer.
 func WithExecutor(e Executor) Option {
-	if e == nil {
+	if isNil(e) {
 		panic("timewheel: WithExecutor: nil executor")
 	}
 	return func(c *config) { c.exec = e }
@@ -88,10 +90,32 @@ func WithPanicHandler(h func(any)) Option {
 // each shard's driver wakes on its own. Neither matters to goroutines
 // that start timers concurrently: their calls have no order to keep. Use
 // WithShards(1) when one goroutine's timers must fire in start order
-// whatever processor it moves to. WithShards panics if n is less than 1.
+// whatever processor it moves to. WithShards panics if n is less than 1
+// or more than 65,536.
 func WithShards(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("timewheel: WithShards: fewer than one shard: %d", n))
 	}
+	if n > maxShards {
+		panic(fmt.Sprintf("timewheel: WithShards: more than %d shards: %d", maxShards, n))
+	}
 	return func(c *config) { c.shards = n }
+}
+
+// maxShards bounds WithShards: each shard holds a wheel of a few
+// kilobytes, and a wheel with more shards than any machine has processors
+// only costs memory.
+const maxShards = 1 << 16
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// channel or func: an argument that would fail only later, deep inside.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+		return r.IsNil()
+	}
+	return false
 }

@@ -98,27 +98,55 @@ var scenarios = []struct {
 // TestTimerMatchesPackageTime runs every scenario on time.NewTimer and on
 // Wheel.NewTimer and requires the same results.
 func TestTimerMatchesPackageTime(t *testing.T) {
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			var want, got []bool
-			synctest.Test(t, func(t *testing.T) {
-				want = sc.run(stdTimer{time.NewTimer(time.Second)})
-			})
-			synctest.Test(t, func(t *testing.T) {
-				w := timewheel.New()
-				defer w.Close()
-				got = sc.run(wheelTimer{w.NewTimer(time.Second)})
-			})
-			t.Logf("both: %v", want)
-			if len(got) != len(want) {
-				t.Fatalf("got %v, package time %v", got, want)
-			}
-			for i := range got {
-				if got[i] != want[i] {
+	// Each way a user can make a channel timer: NewTimer, and, as Go's own
+	// tests do, an AfterFunc timer whose C is set by hand to a channel its
+	// callback sends on (the library must not take that Timer for one
+	// NewTimer made, nor drain a channel it did not make).
+	impls := []struct {
+		name string
+		std  func(d time.Duration) chanTimer
+		ours func(w *timewheel.Wheel, d time.Duration) chanTimer
+	}{
+		{"NewTimer",
+			func(d time.Duration) chanTimer { return stdTimer{time.NewTimer(d)} },
+			func(w *timewheel.Wheel, d time.Duration) chanTimer { return wheelTimer{w.NewTimer(d)} }},
+		{"AfterFunc with C set",
+			func(d time.Duration) chanTimer {
+				c := make(chan time.Time, 1)
+				tm := time.AfterFunc(d, func() { c <- time.Now() })
+				tm.C = c
+				return stdTimer{tm}
+			},
+			func(w *timewheel.Wheel, d time.Duration) chanTimer {
+				c := make(chan time.Time, 1)
+				tm := w.AfterFunc(d, func() { c <- time.Now() })
+				tm.C = c
+				return wheelTimer{tm}
+			}},
+	}
+	for _, impl := range impls {
+		for _, sc := range scenarios {
+			t.Run(impl.name+"/"+sc.name, func(t *testing.T) {
+				var want, got []bool
+				synctest.Test(t, func(t *testing.T) {
+					want = sc.run(impl.std(time.Second))
+				})
+				synctest.Test(t, func(t *testing.T) {
+					w := timewheel.New()
+					defer w.Close()
+					got = sc.run(impl.ours(w, time.Second))
+				})
+				t.Logf("both: %v", want)
+				if len(got) != len(want) {
 					t.Fatalf("got %v, package time %v", got, want)
 				}
-			}
-		})
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("got %v, package time %v", got, want)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -48,15 +48,43 @@ func newShard(w *Wheel) *shard {
 	return s
 }
 
-// start schedules e, a new timer, d from now, unless the wheel is closed.
-func (s *shard) start(e *queue.Entry, d time.Duration) {
+// start starts a new timer, d from now, unless the wheel is closed: e, an
+// AfterFunc Timer's entry, or, with e nil, n, the node of a channel Timer
+// or of a Ticker (whose grid starts now). It is the one way into a shard
+// for every kind of timer.
+func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 	when, ns := s.w.deadline(d)
 	s.mu.Lock()
 	if !s.closed {
 		s.started++
-		s.scheduleLocked(e, when, ns)
+		switch {
+		case e != nil:
+			s.scheduleLocked(e, when, ns)
+		case n.period > 0:
+			n.startGridLocked(ns)
+		default:
+			n.scheduleLocked(when, ns)
+		}
 	}
 	s.mu.Unlock()
+}
+
+// postpone moves e, if pending, to tick when without taking the lock,
+// when that is no earlier than its deadline (see queue.Entry.Postpone),
+// and reports whether it did; if not, the caller reschedules e under the
+// lock.
+func (s *shard) postpone(e *queue.Entry, when int64) bool {
+	old := e.When()
+	if !e.Postpone(when) {
+		return false
+	}
+	if when != old {
+		// Counted only when the deadline moves: a refresh within the
+		// tick the timer is already due at, the common case at high
+		// rates, changes nothing and costs no atomic add.
+		s.w.lazy.add()
+	}
+	return true
 }
 
 // scheduleLocked inserts e due at tick when and moves the driver earlier if
@@ -207,12 +235,11 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 }
 
 // The casts in expireLocked rely on an Entry being at offset 0 of a
-// Timer, and a Timer at offset 0 of a node and of a chanTimer: these fail
-// to compile (index out of range) if a field is put before them.
+// Timer, and a Timer at offset 0 of a node: these fail to compile (index
+// out of range) if a field is put before them.
 var (
 	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
 	_ = [1]struct{}{}[unsafe.Offsetof(node{}.t)]
-	_ = [1]struct{}{}[unsafe.Offsetof(chanTimer{}.Timer)]
 )
 
 // expireLocked handles one timer the engine has expired at clock reading
@@ -239,16 +266,17 @@ func (s *shard) promote() {
 	s.young = s.young[:0]
 }
 
-// close drops the shard's pending timers, stops its driver and waits for
-// a fire in progress to finish.
-func (s *shard) close() {
+// close drops the shard's pending timers, stops its driver and, if wait
+// is set, waits for a fire in progress to finish (Close from a callback
+// must not: the fire may be its own).
+func (s *shard) close(wait bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
 	s.discarded = s.q.Len()
 	s.q.Expire(math.MaxInt64, func(*queue.Entry) {})
 	s.disarmLocked()
-	for s.firing {
+	for wait && s.firing {
 		s.idle.Wait()
 	}
 	clear(s.young) // nothing is pending: nothing to promote

@@ -145,13 +145,18 @@ type PoolStats struct {
 func (p *Pool) Stats() PoolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PoolStats{Limit: p.limit, Queued: len(p.queue) - p.head, Running: p.running, Submitted: p.submitted}
+	limit := p.limit
+	if limit == 0 {
+		limit = DefaultWorkers() // a zero Pool that has queued nothing yet
+	}
+	return PoolStats{Limit: limit, Queued: len(p.queue) - p.head, Running: p.running, Submitted: p.submitted}
 }
 
 // Stats returns what the wheel has done since New and what it holds now.
 // It locks each shard in turn, so the figures of different shards are not
 // taken at quite the same instant. The complexity is O(shards).
 func (w *Wheel) Stats() Stats {
+	w.made("Stats")
 	st := Stats{
 		Shards:       len(w.shards),
 		Wakeups:      w.driver.wakeups.Load(),

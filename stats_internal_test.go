@@ -4,6 +4,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 // TestEmptyWakeupsAcrossShards: on the real clock, shards due at the same
@@ -26,8 +27,8 @@ func TestEmptyWakeupsAcrossShards(t *testing.T) {
 				defer w.Close()
 				fired := make(chan struct{}, 2)
 				for i, s := range w.shards {
-					tm := &Timer{f: func() { fired <- struct{}{} }, s: s}
-					s.start(&tm.e, time.Second)
+					tm := &Timer{f: func() { fired <- struct{}{} }, p: unsafe.Pointer(s)}
+					s.start(&tm.e, nil, time.Second)
 					if i < tc.postponed {
 						tm.Reset(2 * time.Second)
 					}

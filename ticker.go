@@ -2,6 +2,7 @@ package timewheel
 
 import (
 	"time"
+	"unsafe"
 )
 
 // Ticker holds a channel that delivers the current time at intervals, like
@@ -30,21 +31,19 @@ type Ticker struct {
 // NewTicker returns a new Ticker that sends the current time on its
 // channel every d. NewTicker panics if d is not positive. The complexity
 // is O(1).
+//
+//go:noinline
 func (w *Wheel) NewTicker(d time.Duration) *Ticker {
+	// Not inlined, so that tk is allocated here, on the heap, where its
+	// address, which the node keeps to tell tk from a copy, never changes.
 	if d <= 0 {
 		panic(badDuration("NewTicker", "interval", d))
 	}
+	s := w.shard("NewTicker")
 	c := make(chan time.Time, 1)
-	s := w.shard()
-	tk := &Ticker{C: c, n: newNode(s, c)}
-	tk.n.period = int64(d)
-	ns := w.since()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.started++
-		tk.n.startGridLocked(ns)
-	}
+	tk := &Ticker{C: c, n: newNode(s, c, d, 0)}
+	tk.n.owner = uintptr(unsafe.Pointer(tk))
+	s.start(nil, tk.n, d)
 	return tk
 }
 
@@ -54,49 +53,59 @@ func (w *Wheel) NewTicker(d time.Duration) *Ticker {
 // positive, as package time's does. The complexity is O(1).
 func (w *Wheel) Tick(d time.Duration) <-chan time.Time {
 	if d <= 0 {
+		w.shard("Tick") // a zero Wheel is a mistake whatever d is
 		return nil
 	}
 	return w.NewTicker(d).C
 }
 
+// node returns the ticker's node after checking that tk is the Ticker
+// NewTicker returned; op names the method for the panic.
+func (tk *Ticker) node(op string) *node {
+	if tk.n != nil && tk.n.owner != uintptr(unsafe.Pointer(tk)) {
+		panic("timewheel: " + op + " called on a copy of a Ticker; call it on the *Ticker NewTicker returned")
+	}
+	return tk.n
+}
+
 // Stop turns off the ticker. No tick is received from C after Stop
 // returns. Stop does not close the channel. Stop on a Ticker not made by
 // NewTicker (such as &Ticker{C: c}, a fake in a test) does nothing, as
-// package time's does. The complexity is O(1).
+// package time's does; on a copy of a Ticker it panics. The complexity is
+// O(1).
 func (tk *Ticker) Stop() {
-	if tk.n == nil {
+	n := tk.node("Stop")
+	if n == nil {
 		return
 	}
-	s := tk.n.t.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cancelLocked(&tk.n.t.e) {
-		s.stopped++
-	}
-	drain(tk.C)
+	n.stop()
 }
 
 // Reset stops the ticker and resets its period to d: the next tick arrives
 // after d, and the grid starts anew at the call. No tick for the old
 // period is received after Reset returns. Reset panics if d is not
 // positive, or if the Ticker was not made by NewTicker, as package time's
-// does; on a closed wheel it schedules nothing. The complexity is O(1).
+// does, or is a copy; on a closed wheel it schedules nothing. The
+// complexity is O(1).
 func (tk *Ticker) Reset(d time.Duration) {
-	if tk.n == nil {
+	n := tk.node("Reset")
+	if n == nil {
 		panic("timewheel: Reset called on uninitialized Ticker")
 	}
 	if d <= 0 {
 		panic(badDuration("Ticker.Reset", "interval", d))
 	}
-	s := tk.n.t.s
+	s := n.s
 	ns := s.w.since()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cancelLocked(&tk.n.t.e)
-	drain(tk.C)
-	tk.n.period = int64(d)
+	s.cancelLocked(&n.t.e)
+	if c := n.channel(); c != nil {
+		drain(c)
+	}
+	n.period = int64(d)
 	if !s.closed {
 		s.resets++
-		tk.n.startGridLocked(ns)
+		n.startGridLocked(ns)
 	}
 }

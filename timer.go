@@ -28,30 +28,50 @@ import (
 //
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
 // AfterFunc timer; a channel timer takes more, see [Wheel.NewTimer].
+//
+// Its zero value is not a timer: Stop and Reset on it panic, as package
+// time's do. A copy of a Timer (c := *t, which go vet reports) is not the
+// timer either: Stop and Reset on a copy of a channel Timer panic, and so
+// do they on a copy of an AfterFunc Timer taken while it was pending,
+// except for a Reset that only postpones it, which changes the copy alone
+// and reports true. Setting C, as Go's own tests do on an AfterFunc timer,
+// changes only the field: the wheel sends on, and Stop and Reset take
+// values back from, the channel NewTimer made.
 type Timer struct {
-	e queue.Entry // first: the wheel's link to an AfterFunc Timer; see expireLocked
+	e queue.Entry // first: the wheel's link to an AfterFunc Timer, unused in a channel Timer; see expireLocked
 	// C is the channel on which the time is delivered. It is nil for a
 	// Timer made by AfterFunc.
 	C <-chan time.Time
 	f func() // AfterFunc's callback; nil for a channel Timer and a node
-	s *shard // the shard the timer was started on
+	// p is what f says it is, so that no field a user can set decides an
+	// unsafe cast: the *shard of an AfterFunc Timer (f set), the *node of
+	// a channel Timer (f nil). It is nil in a zero Timer and in a node.
+	p unsafe.Pointer
 }
 
-// chanTimer is what NewTimer allocates: the Timer the user holds, and the
-// node the wheel holds for it. Every Timer with C set and s set is the
-// first field of a chanTimer.
-type chanTimer struct {
-	Timer
-	n *node
-}
+// afterFuncShard returns the shard of an AfterFunc Timer (f set).
+func (t *Timer) afterFuncShard() *shard { return (*shard)(t.p) }
 
-// entry returns the wheel's link to t: t's own for an AfterFunc timer, its
-// node's for a channel timer.
-func (t *Timer) entry() *queue.Entry {
-	if t.C == nil {
-		return &t.e
+// chanNode returns the node of a channel Timer (f nil), after checking
+// that t is the Timer NewTimer returned; op names the method for the
+// panic.
+func (t *Timer) chanNode(op string) *node {
+	n := (*node)(t.p)
+	if n == nil {
+		panic("timewheel: " + op + " called on uninitialized Timer")
 	}
-	return &(*chanTimer)(unsafe.Pointer(t)).n.t.e // C and s set: made by NewTimer
+	if n.owner != uintptr(unsafe.Pointer(t)) {
+		panic("timewheel: " + op + " called on a copy of a Timer; call it on the *Timer NewTimer returned")
+	}
+	return n
+}
+
+// stray panics if t, an AfterFunc Timer, is a copy of one that was
+// pending when copied (see queue.Entry.Stray); mu of its shard is held.
+func (t *Timer) strayLocked(op string) {
+	if t.e.Stray() {
+		panic("timewheel: " + op + " called on a copy of a Timer; call it on the *Timer AfterFunc returned")
+	}
 }
 
 // AfterFunc waits for the duration to elapse and then calls f through the
@@ -62,8 +82,9 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timewheel: AfterFunc: nil func")
 	}
-	t := &Timer{f: f, s: w.shard()}
-	t.s.start(&t.e, d)
+	s := w.shard("AfterFunc")
+	t := &Timer{f: f, p: unsafe.Pointer(s)}
+	s.start(&t.e, nil, d)
 	return t
 }
 
@@ -72,22 +93,23 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // complexity is O(1).
 //
 // A channel timer costs more than an AfterFunc timer: besides its channel,
-// a node for the wheel to hold, and, if it is still pending when a
-// garbage collection ends, a weak pointer to the channel and a cleanup
-// that removes the node once the channel is collected (see [Timer] and
-// node); BenchmarkChanTimer measures it beside package time.
+// a node for the wheel to hold, and, if it is due a second or more from
+// now or still pending when a garbage collection ends, a weak pointer to
+// the channel and a cleanup that removes the node once the channel is
+// collected (see [Timer] and node); BenchmarkChanTimer measures it beside
+// package time.
+//
+//go:noinline
 func (w *Wheel) NewTimer(d time.Duration) *Timer {
+	// Not inlined, so that t is allocated here, on the heap, where its
+	// address, which the node keeps to tell t from a copy, never changes.
+	s := w.shard("NewTimer")
 	c := make(chan time.Time, 1)
-	s := w.shard()
-	t := &chanTimer{Timer: Timer{C: c, s: s}, n: newNode(s, c)}
-	when, ns := w.deadline(d)
-	s.mu.Lock()
-	if !s.closed {
-		s.started++
-		t.n.scheduleLocked(when, ns)
-	}
-	s.mu.Unlock()
-	return &t.Timer
+	n := newNode(s, c, 0, d)
+	t := &Timer{C: c, p: unsafe.Pointer(n)}
+	n.owner = uintptr(unsafe.Pointer(t))
+	s.start(nil, n, d)
+	return t
 }
 
 // After waits for the duration to elapse and then sends the current time
@@ -103,6 +125,7 @@ func (w *Wheel) After(d time.Duration) <-chan time.Time {
 // ends a Sleep in progress.
 func (w *Wheel) Sleep(d time.Duration) {
 	if d <= 0 {
+		w.shard("Sleep") // a zero Wheel is a mistake whatever d is
 		return
 	}
 	t := w.NewTimer(d)
@@ -118,23 +141,21 @@ func (w *Wheel) Sleep(d time.Duration) {
 // Stop takes it back and returns true. Stop does not wait for an AfterFunc
 // callback that has started. The complexity is O(1).
 func (t *Timer) Stop() bool {
-	s := t.s
-	if s == nil {
-		panic("timewheel: Stop called on uninitialized Timer")
+	if t.f == nil {
+		return t.chanNode("Stop").stop()
 	}
-	if t.C == nil && !t.e.Pending() {
+	if !t.e.Pending() {
 		return false // fired or stopped: no lock needed to say so
 	}
+	s := t.afterFuncShard()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pending := s.cancelLocked(t.entry())
-	if pending {
-		s.stopped++
+	t.strayLocked("Stop")
+	if !s.cancelLocked(&t.e) {
+		return false
 	}
-	if t.C != nil && drain(t.C) {
-		pending = true
-	}
-	return pending
+	s.stopped++
+	return true
 }
 
 // Reset changes the timer to expire after duration d. It returns true if
@@ -152,40 +173,21 @@ func (t *Timer) Stop() bool {
 // [queue.Entry.Postpone]). Such a timer fires after timers reset or
 // started for the same tick in the meantime. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
-	s := t.s
-	if s == nil {
-		panic("timewheel: Reset called on uninitialized Timer")
+	if t.f == nil {
+		return t.chanNode("Reset").reset(d)
 	}
+	s := t.afterFuncShard()
 	when, ns := s.w.deadline(d)
-	e := t.entry()
-	old := e.When()
-	if e.Postpone(when) {
-		// Pending and not yet claimed by the driver, so no value of
-		// this arming was sent on C, and every earlier one was taken
-		// back by the Stop or Reset that armed it again.
-		if when != old {
-			// Counted only when the deadline moves: a refresh within
-			// the tick the timer is already due at, the common case at
-			// high rates, changes nothing and costs no atomic add.
-			s.w.lazy.add()
-		}
+	if s.postpone(&t.e, when) {
 		return true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pending := s.cancelLocked(e)
-	if t.C != nil && drain(t.C) {
-		pending = true
-	}
+	t.strayLocked("Reset")
+	pending := s.cancelLocked(&t.e)
 	if !s.closed {
 		s.resets++
-	}
-	switch {
-	case s.closed:
-	case t.C == nil:
-		s.scheduleLocked(e, when, ns)
-	default:
-		(*chanTimer)(unsafe.Pointer(t)).n.scheduleLocked(when, ns)
+		s.scheduleLocked(&t.e, when, ns)
 	}
 	return pending
 }

@@ -3,6 +3,7 @@ package timewheel
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,11 @@ import (
 
 // ErrClosed is returned by Close on a wheel that is already closed.
 var ErrClosed = errors.New("timewheel: wheel closed")
+
+// ErrDefaultWheel is returned by Close on the default wheel, which serves
+// the whole process (every package's timers, as package time's do) and so
+// cannot be closed: nothing is closed.
+var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole process and cannot be closed")
 
 // Wheel is a timer scheduler: package time's timers, tickers and sleeps on
 // hierarchical timing wheels (see [queue.Wheel]) with one driver.
@@ -43,7 +49,9 @@ var ErrClosed = errors.New("timewheel: wheel closed")
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
 //
-// A Wheel is safe for concurrent use.
+// A Wheel is safe for concurrent use. Its zero value is not a wheel: every
+// method panics on it, naming the method, as on a nil *Wheel; make one
+// with New.
 type Wheel struct {
 	clock        clock.Clock
 	real         bool          // clock is clock.Real: since calls time.Since directly
@@ -54,6 +62,7 @@ type Wheel struct {
 	panicHandler func(any)
 	done         chan struct{} // closed by Close
 	closed       atomic.Bool
+	process      bool // the default wheel: Close refuses
 
 	shards []*shard
 	driver driver
@@ -64,7 +73,10 @@ type Wheel struct {
 // the driver exists only while a timer is pending.
 func New(opts ...Option) *Wheel {
 	cfg := config{tick: time.Millisecond, clock: clock.Real()}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("timewheel: New: option %d is nil", i))
+		}
 		o(&cfg)
 	}
 	real := cfg.clock == clock.Real()
@@ -97,8 +109,10 @@ func New(opts ...Option) *Wheel {
 }
 
 // shard returns the shard a new timer goes to: the only one, or the one
-// of the processor the goroutine runs on.
-func (w *Wheel) shard() *shard {
+// of the processor the goroutine runs on. op names the calling method,
+// for the panic on a zero Wheel.
+func (w *Wheel) shard(op string) *shard {
+	w.made(op)
 	if len(w.shards) == 1 {
 		return w.shards[0]
 	}
@@ -107,17 +121,35 @@ func (w *Wheel) shard() *shard {
 	return w.shards[uint(p)%uint(len(w.shards))]
 }
 
+// made panics, naming the method op, if w is nil or a zero Wheel, which
+// has no shard: the one check every method makes before it uses one.
+func (w *Wheel) made(op string) {
+	if w == nil {
+		panic("timewheel: " + op + " called on a nil *Wheel")
+	}
+	if len(w.shards) == 0 {
+		panic("timewheel: " + op + " called on a zero Wheel; make one with New")
+	}
+}
+
 // Now returns the current time of the wheel's clock.
-func (w *Wheel) Now() time.Time { return w.clock.Now() }
+func (w *Wheel) Now() time.Time {
+	w.made("Now")
+	return w.clock.Now()
+}
 
 // Since returns the time elapsed since t on the wheel's clock; for the
 // real clock and a t from Now, it reads only the monotonic clock, which is
 // cheaper than Now.
-func (w *Wheel) Since(t time.Time) time.Duration { return w.clock.Since(t) }
+func (w *Wheel) Since(t time.Time) time.Duration {
+	w.made("Since")
+	return w.clock.Since(t)
+}
 
 // Err returns nil while the wheel is open and ErrClosed once Close has
 // been called: after that, new timers are never pending.
 func (w *Wheel) Err() error {
+	w.made("Err")
 	if w.closed.Load() {
 		return ErrClosed
 	}
@@ -125,13 +157,16 @@ func (w *Wheel) Err() error {
 }
 
 // Resolution returns the wheel's tick, the granularity of its deadlines
-// (see [WithTick]). (It was named Tick before Tick took package time's
-// meaning.)
-func (w *Wheel) Resolution() time.Duration { return w.tick }
+// (see [WithTick]).
+func (w *Wheel) Resolution() time.Duration {
+	w.made("Resolution")
+	return w.tick
+}
 
 // Len returns the number of pending timers and tickers. The complexity is
 // O(1) per shard.
 func (w *Wheel) Len() int {
+	w.made("Len")
 	n := 0
 	for _, s := range w.shards {
 		s.mu.Lock()
@@ -144,6 +179,7 @@ func (w *Wheel) Len() int {
 // Discarded returns the number of pending timers Close dropped without
 // firing them, or 0 if the wheel is open.
 func (w *Wheel) Discarded() int {
+	w.made("Discarded")
 	n := 0
 	for _, s := range w.shards {
 		s.mu.Lock()
@@ -156,25 +192,67 @@ func (w *Wheel) Discarded() int {
 // Close stops the wheel. Pending timers are dropped without firing (see
 // Discarded), the driver is stopped, and Close waits until every callback
 // already handed to the wheel's own pool has returned. It returns
-// ErrClosed if the wheel was closed already. Close must not be called from
-// a callback of the same wheel.
+// ErrClosed if the wheel was closed already, and ErrDefaultWheel, closing
+// nothing, on the default wheel (see [Default]).
+//
+// Close called from an AfterFunc callback (of this wheel or any other:
+// a goroutine cannot tell whose callback it runs) closes the wheel as
+// well, but waits for no callback, since it would wait for itself: the
+// callbacks already handed to the pool finish on their own.
 //
 // After Close the wheel refuses new work, without blocking: AfterFunc,
 // NewTimer and NewTicker return timers that are not pending and never fire
 // (their Stop and Reset return false and do nothing), and Sleep returns at
 // once. A Sleep in progress returns when Close is called.
 func (w *Wheel) Close() error {
+	w.made("Close")
+	if w.process {
+		return ErrDefaultWheel
+	}
 	if !w.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
 	close(w.done)
+	wait := !inCallback()
 	for _, s := range w.shards {
-		s.close()
+		s.close(wait)
 	}
-	if w.pool != nil {
+	if w.pool != nil && wait {
 		w.pool.Wait()
 	}
 	return nil
+}
+
+// callbackFrames are the functions on the stack of a goroutine running an
+// AfterFunc callback: the pool's, or the driver's for any other executor.
+var callbackFrames = [...]string{funcName((*Pool).run), funcName((*shard).fire)}
+
+func funcName(f any) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
+
+// inCallback reports whether the calling goroutine is running an AfterFunc
+// callback, of any wheel. It walks the whole stack: Close alone calls it.
+func inCallback() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		for _, name := range callbackFrames {
+			if f.Function == name {
+				return true
+			}
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // since returns the time elapsed since the wheel's epoch, in

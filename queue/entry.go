@@ -84,6 +84,27 @@ func (e *Entry) Postpone(when int64) bool {
 	}
 }
 
+// Stray reports whether e is a copy of an entry that was pending when it
+// was copied: it has links, but no list links to it. A wheel refuses such
+// an entry (Cancel and Reschedule panic), since unlinking it would unlink
+// the original. Copying an Entry is a mistake go vet reports; Stray lets
+// an owner that embeds Entries name the mistake in its own terms. Calls
+// must be serialised with the wheel's, as for Cancel. The complexity is
+// O(1).
+func (e *Entry) Stray() bool { return e.prev != nil && e.prev.next != e }
+
+// linked reports whether e is pending, that is linked into one of the
+// wheel's lists, and panics if e is a stray copy (see Stray).
+func (e *Entry) linked() bool {
+	if e.prev == nil {
+		return false
+	}
+	if e.prev.next != e {
+		panic("timewheel/queue: an Entry copied while pending was passed to the wheel; pass the original (go vet reports the copy)")
+	}
+	return true
+}
+
 // initList makes e an empty circular list: a sentinel pointing at itself,
 // whose when holds code.
 func (e *Entry) initList(code int64) {

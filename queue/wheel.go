@@ -187,10 +187,11 @@ func (w *Wheel) slotOf(when int64) (k, i int) {
 	return k, i
 }
 
-// Cancel removes e if it is pending and reports whether it was. The
-// complexity is O(1).
+// Cancel removes e if it is pending and reports whether it was. It panics
+// if e is a copy of a pending entry (see [Entry.Stray]). The complexity
+// is O(1).
 func (w *Wheel) Cancel(e *Entry) bool {
-	if e.prev == nil {
+	if !e.linked() {
 		return false
 	}
 	w.remove(e)
@@ -230,9 +231,10 @@ func (w *Wheel) remove(e *Entry) {
 
 // Reschedule moves e to tick when, inserting it if it was not pending, and
 // reports whether it was pending. It counts as a new schedule for the order
-// of equal deadlines. The complexity is O(1).
+// of equal deadlines. It panics if e is a copy of a pending entry (see
+// [Entry.Stray]). The complexity is O(1).
 func (w *Wheel) Reschedule(e *Entry, when int64) bool {
-	pending := e.prev != nil
+	pending := e.linked()
 	if pending {
 		w.remove(e)
 	}
