@@ -14,7 +14,7 @@ import (
 // the object the user holds, so that, as in Go 1.23, a timer or ticker
 // nobody can reach any more is collected although it was never stopped.
 //
-// A node due within a second is born holding its channel strongly (in
+// A node due within a minute is born holding its channel strongly (in
 // t.C), as most such timers fire or are stopped soon: they never pay for
 // more. A node still pending when a garbage collection ends is promoted:
 // from then on it points to its channel only weakly, and a cleanup
@@ -22,7 +22,7 @@ import (
 // channel is collected (a node whose channel is gone when it fires sends
 // nothing and, for a ticker, is not armed again), as generational
 // collectors make only old objects pay. A Ticker's node, and a Timer's due
-// a second or more from now (when made or reset), are born promoted, so that a forgotten one
+// a minute or more from now (when made or reset), are born promoted, so that a forgotten one
 // goes within the collections that follow (Go's own test of this runs
 // three back to back): promotion waits for the end of a collection, and a
 // young node's channel is freed only by the collection after it, its node
@@ -40,8 +40,13 @@ type node struct {
 }
 
 // bornPromoted is the duration from which a timer's node is born
-// promoted: a timer due sooner that is forgotten goes when it fires.
-const bornPromoted = time.Second
+// promoted. Promotion costs about as much again as the rest of NewTimer
+// (a weak pointer and a cleanup: BenchmarkChanTimer, d=1h against d=5s),
+// so a timer due sooner is born young: most are stopped or fire first,
+// and a forgotten one goes when it fires, within the minute, or after
+// the second collection that ends while it is pending, if that is
+// sooner.
+const bornPromoted = time.Minute
 
 // newNode returns a node on shard s for channel c: a ticker's of the given
 // period, or a timer's due d from now.

@@ -93,7 +93,7 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // complexity is O(1).
 //
 // A channel timer costs more than an AfterFunc timer: besides its channel,
-// a node for the wheel to hold, and, if it is due a second or more from
+// a node for the wheel to hold, and, if it is due a minute or more from
 // now or still pending when a garbage collection ends, a weak pointer to
 // the channel and a cleanup that removes the node once the channel is
 // collected (see [Timer] and node); BenchmarkChanTimer measures it beside
