@@ -1,6 +1,9 @@
 package queue
 
-import "container/heap"
+import (
+	"container/heap"
+	"fmt"
+)
 
 // Reference is the plain timer queue the tests hold every other queue
 // against: a binary min-heap from container/heap ordered by (deadline,
@@ -8,18 +11,20 @@ import "container/heap"
 // enough to be obviously right. Schedule, Cancel and Reschedule cost
 // O(log n); Expire costs O(log n) per timer fired.
 //
-// A Reference is not safe for concurrent use.
+// A Reference is not safe for concurrent use. Its zero value is an empty
+// queue whose current tick is 0, as NewReference's.
 type Reference struct {
 	now  int64
 	seq  uint64
 	heap refHeap
 }
 
-// RefTimer is a timer in a [Reference].
+// RefTimer is a timer in a [Reference]. Its zero value is a timer that
+// is not pending.
 type RefTimer struct {
 	when  int64
 	seq   uint64
-	index int // position in the heap; -1 when not pending
+	index int // position in the heap plus one; 0 when not pending
 }
 
 // NewReference returns an empty reference queue whose current tick is 0.
@@ -27,7 +32,7 @@ func NewReference() *Reference { return &Reference{} }
 
 // Schedule adds a timer due at tick when. The complexity is O(log n).
 func (r *Reference) Schedule(when int64) *RefTimer {
-	t := &RefTimer{index: -1}
+	t := new(RefTimer)
 	r.push(t, when)
 	return t
 }
@@ -41,16 +46,23 @@ func (r *Reference) push(t *RefTimer, when int64) {
 
 // Cancel removes t if pending and reports whether it was. The complexity
 // is O(log n).
+// It panics if t is nil or pending in another Reference.
 func (r *Reference) Cancel(t *RefTimer) bool {
-	if t.index < 0 {
+	if t == nil {
+		panic("timewheel/queue: Reference.Cancel of a nil *RefTimer")
+	}
+	if t.index == 0 {
 		return false
 	}
-	heap.Remove(&r.heap, t.index)
+	if t.index > len(r.heap) || r.heap[t.index-1] != t {
+		panic(fmt.Sprintf("timewheel/queue: Reference.Cancel of a timer pending in another Reference (at tick %d)", t.when))
+	}
+	heap.Remove(&r.heap, t.index-1)
 	return true
 }
 
-// Reschedule moves t to tick when and reports whether it was pending. The
-// complexity is O(log n).
+// Reschedule moves t to tick when and reports whether it was pending. It
+// panics as Cancel does. The complexity is O(log n).
 func (r *Reference) Reschedule(t *RefTimer, when int64) bool {
 	pending := r.Cancel(t)
 	r.push(t, when)
@@ -60,6 +72,9 @@ func (r *Reference) Reschedule(t *RefTimer, when int64) bool {
 // Expire fires, in order, every timer due by now and moves the current
 // tick to now. The complexity is O(log n) per timer fired.
 func (r *Reference) Expire(now int64, fire func(*RefTimer)) int {
+	if fire == nil {
+		panic("timewheel/queue: Reference.Expire with a nil fire func")
+	}
 	fired := 0
 	for len(r.heap) > 0 && r.heap[0].when <= now {
 		t := heap.Pop(&r.heap).(*RefTimer)
@@ -94,20 +109,20 @@ func (h refHeap) Less(i, j int) bool {
 }
 func (h refHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+	h[i].index = i + 1
+	h[j].index = j + 1
 }
 func (h *refHeap) Push(x any) {
 	t := x.(*RefTimer)
-	t.index = len(*h)
 	*h = append(*h, t)
+	t.index = len(*h)
 }
 func (h *refHeap) Pop() any {
 	old := *h
 	t := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	t.index = -1
+	t.index = 0
 	return t
 }
 

@@ -79,7 +79,8 @@ import (
 // side by side (and the due list from both ends), so that the misses
 // overlap; the walks only read.
 //
-// A Wheel is not safe for concurrent use.
+// A Wheel is not safe for concurrent use. Its zero value is an empty
+// wheel whose current tick is 0, as NewWheel's.
 type Wheel struct {
 	now    int64             // current tick; every entry in a slot is due after it
 	n      int               // pending entries
@@ -120,6 +121,20 @@ type level struct {
 // NewWheel returns an empty wheel whose current tick is 0.
 func NewWheel() *Wheel {
 	w := &Wheel{}
+	w.init()
+	return w
+}
+
+// ready makes a zero Wheel an empty one: every method that reads the lists
+// calls it first.
+func (w *Wheel) ready() {
+	if w.levels[0] == nil {
+		w.init()
+	}
+}
+
+// init links the list sentinels and allocates the levels.
+func (w *Wheel) init() {
 	w.due.initList(dueCode)
 	w.firing.initList(dueCode)
 	for k := range w.levels {
@@ -129,7 +144,6 @@ func NewWheel() *Wheel {
 		}
 		w.levels[k] = l
 	}
-	return w
 }
 
 // Now returns the wheel's current tick.
@@ -150,6 +164,10 @@ func (w *Wheel) Schedule(when int64) *Entry {
 // A deadline at or before the current tick makes e due now: it fires on
 // the next Expire. The complexity is O(1).
 func (w *Wheel) Insert(e *Entry, when int64) {
+	if e == nil {
+		panic("timewheel/queue: Insert of a nil *Entry")
+	}
+	w.ready()
 	if e.prev != nil {
 		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.load()))
 	}
@@ -191,6 +209,9 @@ func (w *Wheel) slotOf(when int64) (k, i int) {
 // if e is a copy of a pending entry (see [Entry.Stray]). The complexity
 // is O(1).
 func (w *Wheel) Cancel(e *Entry) bool {
+	if e == nil {
+		panic("timewheel/queue: Cancel of a nil *Entry")
+	}
 	if !e.linked() {
 		return false
 	}
@@ -234,6 +255,9 @@ func (w *Wheel) remove(e *Entry) {
 // of equal deadlines. It panics if e is a copy of a pending entry (see
 // [Entry.Stray]). The complexity is O(1).
 func (w *Wheel) Reschedule(e *Entry, when int64) bool {
+	if e == nil {
+		panic("timewheel/queue: Reschedule of a nil *Entry")
+	}
 	pending := e.linked()
 	if pending {
 		w.remove(e)
@@ -266,6 +290,7 @@ func (w *Wheel) NextWake() (int64, bool) {
 // next returns the earliest deadline, walking at most limit entries of a
 // coarse slot (no limit if negative) and the slot's start past it.
 func (w *Wheel) next(limit int) (int64, bool) {
+	w.ready()
 	if !w.due.empty() {
 		return w.now, true
 	}
@@ -331,6 +356,10 @@ func (w *Wheel) slotStart(k, i int) int64 {
 // is O(1) per timer fired plus O(1) per slot reached, each reached slot at
 // level k > 0 moving its timers down a level.
 func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
+	if fire == nil {
+		panic("timewheel/queue: Expire with a nil fire func")
+	}
+	w.ready()
 	fired := w.fireDue(fire)
 	for {
 		k, i, ok := w.first()
@@ -467,6 +496,7 @@ func (w *Wheel) warm(s *Entry) {
 // the first one broken. It walks every entry: it is meant for tests, with
 // no Postpone running.
 func (w *Wheel) Verify() error {
+	w.ready()
 	count := 0
 	for _, s := range []*Entry{&w.due, &w.firing} {
 		for e := s.next; e != s; e = e.next {
