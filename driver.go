@@ -119,3 +119,34 @@ func (d *driver) fire() {
 		d.emptyWakeups.Add(1)
 	}
 }
+
+// wake is a driver wake whose due shards fire on several goroutines: the
+// last to finish counts the wake as empty if none of them fired anything.
+type wake struct {
+	d    *driver
+	left atomic.Int32 // goroutines still firing, plus one for the driver's
+	busy atomic.Bool  // a shard fired something
+}
+
+// goFire fires s on a goroutine of its own as part of the wake k, which
+// it makes if k is nil, and returns k.
+func (d *driver) goFire(k *wake, s *shard) *wake {
+	if k == nil {
+		k = &wake{d: d}
+		k.left.Store(1)
+	}
+	k.left.Add(1)
+	go func() { k.done(s.fire()) }()
+	return k
+}
+
+// done ends one goroutine's part of the wake; busy says whether it fired
+// anything.
+func (k *wake) done(busy bool) {
+	if busy {
+		k.busy.Store(true)
+	}
+	if k.left.Add(-1) == 0 && !k.busy.Load() {
+		k.d.emptyWakeups.Add(1)
+	}
+}

@@ -5,13 +5,13 @@ import (
 	"sync"
 )
 
-// Executor runs AfterFunc callbacks. Each shard's driver calls Execute
-// with its due callbacks one at a time, in deadline order; Execute should
-// not block, since the next callbacks of that shard wait behind it. A
-// wheel of more than one shard (the default on a machine of more than one
-// processor, see [WithShards]) has one driver per shard, and they call
-// Execute concurrently: an Executor must be safe for concurrent use, and
-// callbacks of different shards come in no particular order.
+// Executor runs AfterFunc callbacks. When the wheel's driver wakes, each
+// due shard hands its due callbacks to Execute one at a time, in deadline
+// order; Execute should not block, since the next callbacks of that shard
+// wait behind it. Shards due at the same wake fire in parallel, each on a
+// goroutine of its own (on the real clock; see [WithShards]), so they
+// call Execute concurrently: an Executor must be safe for concurrent use,
+// and callbacks of different shards come in no particular order.
 type Executor interface {
 	Execute(f func())
 }

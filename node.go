@@ -48,6 +48,11 @@ type node struct {
 // sooner.
 const bornPromoted = time.Minute
 
+// The casts between a channel and its runtime object (weaken, channel)
+// rely on a channel being one pointer: this fails to compile (index out
+// of range) if it is not.
+var _ = [1]struct{}{}[unsafe.Sizeof(make(chan time.Time))-unsafe.Sizeof(unsafe.Pointer(nil))]
+
 // newNode returns a node on shard s for channel c: a ticker's of the given
 // period, or a timer's due d from now.
 func newNode(s *shard, c chan time.Time, period, d time.Duration) *node {

@@ -75,23 +75,24 @@ func WithPanicHandler(h func(any)) Option {
 	return func(c *config) { c.panicHandler = h }
 }
 
-// WithShards splits the wheel into n independent wheels, each with its own
-// lock and driver (default: one per processor, runtime.GOMAXPROCS(0) when
-// the wheel is made, on the real clock; one with any other clock, so that
-// a test on a [clock.Virtual] fires same-tick timers in one exact order
-// from run to run). A new timer goes to the shard of the processor its
-// goroutine runs on, more or less, and belongs to it for life: Stop and
-// Reset go to the timer's shard. WithShards(1) makes one lock and one
-// driver for the whole wheel.
+// WithShards splits the wheel into n engines, each with its own lock
+// (default: one per processor, runtime.GOMAXPROCS(0) when the wheel is
+// made, on the real clock; one with any other clock, so that a test on a
+// [clock.Virtual] fires same-tick timers in one exact order from run to
+// run). A new timer goes to the shard of the processor its goroutine runs
+// on and belongs to it for life: Stop and Reset go to the timer's shard.
+// The wheel's one driver sleeps until the earliest deadline of all the
+// shards, so more shards cost no more wakeups; shards due at the same
+// wake fire in parallel. WithShards(1) makes one lock for the whole
+// wheel.
 //
-// The downside of more than one shard is order and wakeups: timers on
-// different shards that fall due at the same tick fire in no particular
-// order (within a shard, schedule order holds, see the package doc), and
-// each shard's driver wakes on its own. Neither matters to goroutines
-// that start timers concurrently: their calls have no order to keep. Use
-// WithShards(1) when one goroutine's timers must fire in start order
-// whatever processor it moves to. WithShards panics if n is less than 1
-// or more than 65,536.
+// The downside of more than one shard is order: timers on different
+// shards that fall due at the same tick fire in no particular order
+// (within a shard, schedule order holds, see the package doc). That does
+// not matter to goroutines that start timers concurrently: their calls
+// have no order to keep. Use WithShards(1) when one goroutine's timers
+// must fire in start order whatever processor it moves to. WithShards
+// panics if n is less than 1 or more than 65,536.
 func WithShards(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("timewheel: WithShards: fewer than one shard: %d", n))
