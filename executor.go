@@ -93,8 +93,15 @@ func (p *Pool) executeAll(fs []func()) {
 
 // Wait blocks until the queue is empty and every worker has exited. Like
 // sync.WaitGroup's, it must not race with Execute: call it once nothing
-// more will be queued (a wheel's Close does).
-func (p *Pool) Wait() { p.workers.Wait() }
+// more will be queued (a wheel's Close does). Called from a callback that
+// a Pool or a wheel's driver runs, where it could wait for itself, it
+// panics instead of hanging.
+func (p *Pool) Wait() {
+	if inCallback() {
+		panic("timewheel: Pool.Wait called from a timer callback, which it could wait for forever")
+	}
+	p.workers.Wait()
+}
 
 // work runs queued callbacks until the queue is empty. Under a burst a
 // worker takes a run of callbacks per lock, a fair share of the queue but

@@ -364,6 +364,26 @@ func TestCloseFromCallback(t *testing.T) {
 	}
 }
 
+// TestPoolWaitFromCallback: a callback that waits for its own pool would
+// wait forever; it panics instead, and the panic reaches the wheel's
+// panic handler.
+func TestPoolWaitFromCallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := timewheel.NewPool(2)
+		got := make(chan any, 1)
+		w := timewheel.New(timewheel.WithExecutor(p))
+		defer w.Close()
+		w.AfterFunc(time.Second, func() {
+			defer func() { got <- recover() }()
+			p.Wait()
+		})
+		if r := <-got; r != "timewheel: Pool.Wait called from a timer callback, which it could wait for forever" {
+			t.Fatalf("recovered %v", r)
+		}
+		p.Wait()
+	})
+}
+
 // TestZeroPool: a zero Pool runs what it is given, as a zero value
 // should, where it used to queue work and never run it.
 func TestZeroPool(t *testing.T) {
