@@ -23,6 +23,8 @@ type Clock interface {
 	// It returns a Timer that can be used to cancel or reschedule the call.
 	// Neither AfterFunc nor the Timer's Reset may call f before returning,
 	// even for a duration of zero or less: callers hold locks f takes.
+	// The clocks of this package panic if f is nil, and never return a
+	// nil Timer.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
@@ -40,8 +42,11 @@ type Timer interface {
 
 // Real returns the clock of package time. Its Since reads only the
 // monotonic clock for times returned by its Now; its AfterFunc is
-// [time.AfterFunc]. Inside a testing/synctest bubble it reads the bubble's
-// fake time.
+// [time.AfterFunc], except that it panics at once if f is nil (package
+// time would start a goroutine for nil when the timer fires and end the
+// program with the fatal error "go of nil func value"). Inside a
+// testing/synctest bubble it reads the bubble's fake time. The real
+// clock is safe for concurrent use.
 func Real() Clock { return realClock{} }
 
 type realClock struct{}
@@ -49,5 +54,8 @@ type realClock struct{}
 func (realClock) Now() time.Time                  { return time.Now() }
 func (realClock) Since(t time.Time) time.Duration { return time.Since(t) }
 func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	if f == nil {
+		panic("clock: Real().AfterFunc called with nil func")
+	}
 	return time.AfterFunc(d, f)
 }

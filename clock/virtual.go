@@ -18,13 +18,34 @@ import (
 // callback due by then has returned; that is how a test waits until the
 // code under test has reacted.
 //
-// A Virtual is safe for concurrent use.
+// A callback may use the clock: start, stop or reset timers, its own
+// included, and advance the clock further (the outer advance then goes on
+// from where the inner one left the clock, never back). A callback that
+// keeps starting timers due at once, such as one that resets its own
+// timer for zero, would keep time from passing: an advance panics once
+// callbacks have started such timers a million times in a row at one
+// instant (see [Virtual.AdvanceTo]).
+//
+// The zero Virtual is a clock at the zero time.Time (January 1, year 1,
+// 00:00:00 UTC), ready to use; [NewVirtual] starts one at another time. A
+// Virtual must not be copied after first use.
+//
+// A Virtual is safe for concurrent use. Advances from several goroutines
+// at once run their callbacks concurrently, each on its own goroutine.
 type Virtual struct {
 	mu     sync.Mutex
 	now    time.Time   // guarded by mu
 	timers virtualHeap // guarded by mu
 	seq    uint64      // guarded by mu; start order of timers
 }
+
+// rearmLimit is how many timers due at once, started or reset by callbacks
+// of one advance, may run in a row at one instant before the advance
+// panics. 2^20 runs of a callback that resets its own timer take 40 ms
+// (1.2 s under the race detector): long enough for any finite chain a
+// test builds on purpose, short enough that a chain without end is
+// reported rather than hung on.
+var rearmLimit = 1 << 20
 
 // NewVirtual returns a virtual clock whose time is start.
 func NewVirtual(start time.Time) *Virtual {
@@ -43,8 +64,10 @@ func (v *Virtual) Since(t time.Time) time.Duration { return v.Now().Sub(t) }
 
 // AfterFunc calls f, on the goroutine advancing the clock, once the clock
 // has advanced by d. A d of zero or less makes the timer due at the current
-// time; it runs on the next call that advances the clock, even by zero. The
-// complexity is O(log n) in the number of pending timers.
+// time; it runs on the next call that advances the clock, even by zero. A
+// d too large for a time.Time saturates at the largest time. AfterFunc
+// panics if f is nil. The complexity is O(log n) in the number of pending
+// timers.
 func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	if f == nil {
 		panic("clock: Virtual.AfterFunc called with nil func")
@@ -76,19 +99,27 @@ func (v *Virtual) Next() (time.Time, bool) {
 
 // Advance moves the clock forward by d, stopping at each pending deadline
 // on the way to run the callbacks due there. It returns the number of
-// callbacks it ran. Advance panics if d is negative.
+// callbacks it ran. Advance panics if d is negative, and as AdvanceTo
+// does.
 func (v *Virtual) Advance(d time.Duration) int {
 	if d < 0 {
 		panic(fmt.Sprintf("clock: Virtual.Advance called with negative duration %v", d))
 	}
-	return v.AdvanceTo(v.Now().Add(d))
+	v.mu.Lock()
+	return v.advanceLocked("Advance", v.now.Add(d))
 }
 
 // AdvanceTo moves the clock forward to t as Advance does and returns the
 // number of callbacks it ran. AdvanceTo panics if t is before the current
-// time: a virtual clock never goes backwards. A callback's panic goes up
-// through AdvanceTo and leaves the clock at that callback's deadline, in
-// working order.
+// time: a virtual clock never goes backwards. If a callback has advanced
+// the clock past t, the clock stays where the callback left it.
+//
+// A callback's panic goes up through AdvanceTo and leaves the clock at
+// that callback's deadline, in working order. AdvanceTo panics, in the
+// same working order, when callbacks of this advance have started or
+// reset 2^20 (about a million) timers in a row due at once (for zero or
+// less) at one instant, and another is due: such a chain would never let
+// the clock move on.
 func (v *Virtual) AdvanceTo(t time.Time) int {
 	v.mu.Lock()
 	if t.Before(v.now) {
@@ -96,22 +127,13 @@ func (v *Virtual) AdvanceTo(t time.Time) int {
 		v.mu.Unlock()
 		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
 	}
-	for ran := 0; ; ran++ {
-		if len(v.timers) == 0 || v.timers[0].when.After(t) {
-			v.now = t
-			v.mu.Unlock()
-			return ran
-		}
-		f := v.popLocked()
-		v.mu.Unlock()
-		f() // with no lock held: it may use the clock
-		v.mu.Lock()
-	}
+	return v.advanceLocked("AdvanceTo", t)
 }
 
 // AdvanceNext moves the clock to the earliest pending deadline and runs
 // every callback due at that instant. It returns how far the clock moved
 // and false if no timer was pending, in which case the clock stays put.
+// It panics as AdvanceTo does.
 func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	v.mu.Lock()
 	if len(v.timers) == 0 {
@@ -120,9 +142,41 @@ func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	}
 	when := v.timers[0].when
 	d := max(when.Sub(v.now), 0)
-	v.mu.Unlock()
-	v.Advance(d)
+	v.advanceLocked("AdvanceNext", when)
 	return d, true
+}
+
+// advanceLocked runs the callbacks due by t, with v.mu held on entry and
+// released on return, and moves the clock to t unless a callback moved it
+// further. method names the caller in panics.
+func (v *Virtual) advanceLocked(method string, t time.Time) int {
+	seq0 := v.seq // timers started or reset from here on are this advance's
+	var at time.Time
+	rearmed := 0 // this advance's timers due at once run in a row at at
+	for ran := 0; ; ran++ {
+		if len(v.timers) == 0 || v.timers[0].when.After(t) {
+			if t.After(v.now) {
+				v.now = t
+			}
+			v.mu.Unlock()
+			return ran
+		}
+		if next := v.timers[0]; next.seq > seq0 && next.dueAtStart {
+			if !next.when.Equal(at) {
+				at, rearmed = next.when, 0
+			}
+			if rearmed++; rearmed > rearmLimit {
+				v.mu.Unlock()
+				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, at, rearmLimit))
+			}
+		} else {
+			rearmed = 0
+		}
+		f := v.popLocked()
+		v.mu.Unlock()
+		f() // with no lock held: it may use the clock
+		v.mu.Lock()
+	}
 }
 
 // popLocked removes the earliest timer, moves the clock to its deadline
@@ -137,6 +191,7 @@ func (v *Virtual) popLocked() func() {
 
 func (v *Virtual) startLocked(t *virtualTimer, d time.Duration) {
 	t.when = v.now.Add(max(d, 0))
+	t.dueAtStart = !t.when.After(v.now)
 	v.seq++
 	t.seq = v.seq
 	heap.Push(&v.timers, t)
@@ -148,6 +203,8 @@ type virtualTimer struct {
 	seq   uint64
 	f     func()
 	index int // position in v.timers, -1 when not pending; guarded by v.mu
+
+	dueAtStart bool // started for the instant the clock was at; guarded by v.mu
 }
 
 func (t *virtualTimer) Stop() bool {

@@ -40,5 +40,17 @@
 //
 // Timer methods are for the loop's own goroutine (callbacks and posted
 // functions) or for setting up before the loop runs; from another
-// goroutine, Post a function that calls them.
+// goroutine, Post a function that calls them. Called from another
+// goroutine while the loop waits for work, they panic.
+//
+// # Misuse
+//
+// The zero [Loop] is ready to use, as New() makes one. The zero [Timer]
+// is a stopped timer that cannot be started; a copy of a Timer panics
+// when started, stopped or re-referenced, instead of corrupting the
+// loop's wheel. A nil func, a negative repeat, a non-positive interval or
+// tick, and running a loop that is running already panic with a message
+// that starts with "loop:". Work given to a stopped loop is refused with
+// [ErrStopped] where a method returns an error (Post, Again), and
+// otherwise does nothing (Start), since a stopped loop runs nothing more.
 package loop

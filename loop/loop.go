@@ -2,6 +2,7 @@ package loop
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,15 +19,23 @@ import (
 var ErrStopped = errors.New("loop: stopped")
 
 // Loop is a single-goroutine event loop of timers and posted functions,
-// like libuv's uv_loop_t. It is made by [New].
+// like libuv's uv_loop_t. It is made by [New]. The zero Loop is ready to
+// use: it is the loop New() returns, on the real clock with a
+// one-millisecond tick, its time counted from its first use. A Loop must
+// not be copied after first use.
 //
 // Post, Stop, Ref and Unref are safe for concurrent use, from any
 // goroutine. Run, RunOnce, RunNoWait and Timeout, and the methods of the
 // loop's timers, belong to the goroutine running the loop: call them from
 // callbacks and posted functions, or before the loop runs. Only one
 // goroutine may run the loop at a time; Run panics if called while the
-// loop is running, including from one of its own callbacks.
+// loop is running, including from one of its own callbacks. Timeout, and
+// the methods of the loop's timers, panic if called from another
+// goroutine while the loop waits for work; a call from another goroutine
+// while the loop runs a callback is a data race, which the race detector
+// reports.
 type Loop struct {
+	once  sync.Once // sets up the loop: in New, or on the zero Loop's first use
 	clock clock.Clock
 	epoch time.Time     // tick 0
 	tick  time.Duration // duration of one tick
@@ -39,6 +48,7 @@ type Loop struct {
 	work    []func()    // posted functions being run in this pass
 
 	running atomic.Bool
+	waiting atomic.Bool // the loop goroutine is blocked in wait, running nothing
 	stopped atomic.Bool
 	wake    chan struct{} // capacity 1: a wakeup is pending
 
@@ -47,25 +57,40 @@ type Loop struct {
 	holds  int      // guarded by mu; Ref minus Unref
 }
 
-// New returns a loop configured by opts. It starts no goroutine: the loop
-// runs on the goroutine that calls Run.
+// New returns a loop configured by opts; a nil Option configures nothing.
+// It starts no goroutine: the loop runs on the goroutine that calls Run.
 func New(opts ...Option) *Loop {
-	cfg := config{clock: clock.Real(), tick: time.Millisecond}
+	cfg := defaults()
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
-	l := &Loop{
-		clock: cfg.clock,
-		tick:  cfg.tick,
-		q:     queue.NewWheel(),
-		wake:  make(chan struct{}, 1),
-	}
-	l.epoch = l.clock.Now()
+	l := new(Loop)
+	l.once.Do(func() { l.setup(cfg) })
 	return l
 }
 
-// Now returns the current time of the loop's clock.
-func (l *Loop) Now() time.Time { return l.clock.Now() }
+// init sets up the zero Loop as New() does, on its first use; after that
+// it costs an atomic load.
+func (l *Loop) init() {
+	l.once.Do(func() { l.setup(defaults()) })
+}
+
+func (l *Loop) setup(cfg config) {
+	l.clock = cfg.clock
+	l.tick = cfg.tick
+	l.q = queue.NewWheel()
+	l.wake = make(chan struct{}, 1)
+	l.epoch = l.clock.Now()
+}
+
+// Now returns the current time of the loop's clock. It is safe for
+// concurrent use.
+func (l *Loop) Now() time.Time {
+	l.init()
+	return l.clock.Now()
+}
 
 // Post queues f to run on the loop goroutine, after the functions posted
 // before it, and wakes the loop. It may be called from any goroutine,
@@ -77,6 +102,7 @@ func (l *Loop) Post(f func()) error {
 	if f == nil {
 		panic("loop: Post called with nil func")
 	}
+	l.init()
 	l.mu.Lock()
 	if l.stopped.Load() {
 		l.mu.Unlock()
@@ -92,10 +118,12 @@ func (l *Loop) Post(f func()) error {
 // ErrStopped once the callback in progress, if any, has returned; no
 // further callback or posted function runs, functions posted but not yet
 // run are dropped, and Post returns ErrStopped. Stop does not wait for Run
-// to return. Stopping a stopped loop does nothing. (libuv's uv_stop only
-// ends the current uv_run; here Stop is final, so that work posted from
-// other goroutines cannot be lost silently.)
+// to return, so it may be called from the loop's own callbacks. Stopping
+// a stopped loop does nothing. (libuv's uv_stop only ends the current
+// uv_run; here Stop is final, so that work posted from other goroutines
+// cannot be lost silently.) The complexity is O(1).
 func (l *Loop) Stop() {
+	l.init()
 	l.mu.Lock()
 	l.stopped.Store(true)
 	l.posted = nil
@@ -107,16 +135,19 @@ func (l *Loop) Stop() {
 // matching Unref: Run does not return for lack of work while a Ref is
 // held, and waits for posted functions instead. It may be called from any
 // goroutine; a producer that will Post to the loop holds a Ref while it
-// may.
+// may. The complexity is O(1).
 func (l *Loop) Ref() {
+	l.init()
 	l.mu.Lock()
 	l.holds++
 	l.mu.Unlock()
 }
 
 // Unref releases a Ref and wakes the loop, so that Run can return if
-// nothing else keeps it alive. Unref panics if no Ref is held.
+// nothing else keeps it alive. It may be called from any goroutine.
+// Unref panics if no Ref is held. The complexity is O(1).
 func (l *Loop) Unref() {
+	l.init()
 	l.mu.Lock()
 	if l.holds == 0 {
 		l.mu.Unlock()
@@ -139,9 +170,11 @@ func (l *Loop) signal() {
 // no referenced timer active, no posted function waiting and no Ref held.
 // It returns ErrStopped if the loop is or gets stopped. A callback that
 // panics unwinds through Run, leaving the loop able to run again; timers
-// that were due with it and had not run yet stay due.
+// that were due with it and had not run yet stay due. Run panics if the
+// loop is running already: called from one of its own callbacks, or on a
+// second goroutine.
 func (l *Loop) Run() error {
-	l.enter()
+	l.enter("Run")
 	defer l.running.Store(false)
 	for {
 		l.pass()
@@ -158,9 +191,9 @@ func (l *Loop) Run() error {
 // RunOnce runs every timer that is due and every function posted; if
 // nothing was ready and the loop is alive, it first waits for the next
 // timer or Post. It reports whether the loop is still alive, as libuv's
-// UV_RUN_ONCE does; a stopped loop is not.
+// UV_RUN_ONCE does; a stopped loop is not. It panics as Run does.
 func (l *Loop) RunOnce() bool {
-	l.enter()
+	l.enter("RunOnce")
 	defer l.running.Store(false)
 	if l.pass() == 0 {
 		// Wait for work: a wake that only moved timers to finer slots
@@ -179,9 +212,9 @@ func (l *Loop) RunOnce() bool {
 // without waiting, and reports whether the loop is still alive, as
 // libuv's UV_RUN_NOWAIT does; a stopped loop is not. With [Loop.Timeout]
 // it lets another event loop, or a test on a virtual clock, drive this
-// one.
+// one. It panics as Run does.
 func (l *Loop) RunNoWait() bool {
-	l.enter()
+	l.enter("RunNoWait")
 	defer l.running.Store(false)
 	l.pass()
 	return !l.stopped.Load() && l.alive()
@@ -190,9 +223,16 @@ func (l *Loop) RunNoWait() bool {
 // Timeout returns how long RunOnce would wait for the next timer: zero if
 // work is ready (a timer due or a function posted), the time until the
 // earliest timer otherwise, and false if no timer is active (RunOnce would
-// then wait for a Post if the loop is alive). It is libuv's
-// uv_backend_timeout. The complexity is O(1) amortised.
+// then wait for a Post if the loop is alive). On a stopped loop, which
+// RunOnce does not wait on, it returns zero and true. It is libuv's
+// uv_backend_timeout. Timeout panics if called from another goroutine
+// while the loop waits for work. The complexity is O(1) amortised.
 func (l *Loop) Timeout() (time.Duration, bool) {
+	l.init()
+	l.owned("Timeout")
+	if l.stopped.Load() {
+		return 0, true
+	}
 	l.mu.Lock()
 	posted := len(l.posted) > 0
 	l.mu.Unlock()
@@ -211,9 +251,20 @@ func (l *Loop) until(next int64, ok bool) (time.Duration, bool) {
 	return max(ticks.Until(next, int64(l.clock.Since(l.epoch)), l.tick), 0), true
 }
 
-func (l *Loop) enter() {
+// enter marks the loop running for method, one of the Run methods.
+func (l *Loop) enter(method string) {
+	l.init()
 	if !l.running.CompareAndSwap(false, true) {
-		panic("loop: Run called while the loop is running")
+		panic("loop: " + method + " called while the loop is running (from one of its own callbacks, or on a second goroutine); one goroutine runs a loop at a time")
+	}
+}
+
+// owned panics if method, one of the methods that belong to the loop
+// goroutine, was called while that goroutine waits for work: from another
+// goroutine, then.
+func (l *Loop) owned(method string) {
+	if l.waiting.Load() {
+		panic("loop: " + method + " called from another goroutine while the loop runs; Post a function that calls it")
 	}
 }
 
@@ -250,11 +301,16 @@ func (l *Loop) wait() {
 	if ok {
 		if l.sleeper == nil {
 			l.sleeper = l.clock.AfterFunc(d, l.signal)
+			if l.sleeper == nil {
+				panic(fmt.Sprintf("loop: the clock's AfterFunc returned a nil Timer (a %T); a Clock must return one", l.clock))
+			}
 		} else {
 			l.sleeper.Reset(d)
 		}
 	}
+	l.waiting.Store(true)
 	<-l.wake
+	l.waiting.Store(false)
 	if ok {
 		l.sleeper.Stop()
 	}

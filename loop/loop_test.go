@@ -1,7 +1,6 @@
 package loop_test
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -310,37 +309,6 @@ func TestPanickingCallback(t *testing.T) {
 	}
 	if !slices.Equal(ran, []string{"a", "b"}) {
 		t.Fatalf("ran %v: the timer due with the panicking one should run on the next pass", ran)
-	}
-}
-
-func TestMisuse(t *testing.T) {
-	_, l := virtualLoop()
-	for name, f := range map[string]func(){
-		"Run from a callback": func() {
-			l.Post(func() { l.RunNoWait() })
-			l.RunNoWait()
-		},
-		"Post nil":           func() { l.Post(nil) },
-		"NewTimer nil":       func() { l.NewTimer(nil) },
-		"Every 0":            func() { l.Every(0, func() {}) },
-		"Start negative":     func() { l.NewTimer(func() {}).Start(0, -time.Second) },
-		"SetRepeat negative": func() { l.NewTimer(func() {}).SetRepeat(-time.Second) },
-		"Unref without Ref":  func() { l.Unref() },
-		"WithTick 0":         func() { loop.WithTick(0) },
-		"WithClock nil":      func() { loop.WithClock(nil) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				r := recover()
-				if s, ok := r.(string); !ok || !strings.HasPrefix(s, "loop: ") {
-					t.Fatalf("panic %v, want a message starting with %q", r, "loop: ")
-				}
-			}()
-			f()
-		})
-	}
-	if !errors.Is(loop.ErrStopped, loop.ErrStopped) {
-		t.Fatal("unreachable")
 	}
 }
 

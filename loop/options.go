@@ -7,12 +7,18 @@ import (
 	"github.com/timewheel/timewheel/clock"
 )
 
-// An Option configures a Loop made by New.
+// An Option configures a Loop made by New. The nil Option configures
+// nothing.
 type Option func(*config)
 
 type config struct {
 	clock clock.Clock
 	tick  time.Duration
+}
+
+// defaults returns the configuration of New() and of the zero Loop.
+func defaults() config {
+	return config{clock: clock.Real(), tick: time.Millisecond}
 }
 
 // WithClock sets the clock the loop reads and sleeps on (default
@@ -27,7 +33,8 @@ func WithClock(c clock.Clock) Option {
 
 // WithTick sets the loop's tick, the granularity of its timers (default
 // one millisecond, as libuv's). Deadlines round up to the tick, so timers
-// never fire early. WithTick panics if d is not positive.
+// never fire early; a tick longer than a timeout makes the timer wait for
+// the tick. WithTick panics if d is not positive.
 func WithTick(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("loop: WithTick: non-positive tick %v", d))

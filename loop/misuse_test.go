@@ -1,0 +1,404 @@
+package loop_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/loop"
+)
+
+// A misuse is one wrong use of the package and what it must do: want is
+// "panic: " and the exact message, or what the call returns, printed.
+type misuse struct {
+	name string
+	f    func() any
+	want string
+}
+
+// outcome runs f and returns what it returned, printed, or "panic: " and
+// what it panicked with.
+func outcome(f func() any) (s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			s = fmt.Sprint("panic: ", r)
+		}
+	}()
+	return fmt.Sprint(f())
+}
+
+func checkMisuse(t *testing.T, c misuse) {
+	t.Helper()
+	if got := outcome(c.f); got != c.want {
+		t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+	}
+}
+
+func runMisuses(t *testing.T, cases []misuse) {
+	t.Helper()
+	for _, c := range cases {
+		checkMisuse(t, c)
+	}
+}
+
+func noopf() {}
+
+// TestZeroLoop: the zero Loop, declared or made with new, is the loop
+// New() returns. It used to die with a nil dereference in Run, RunOnce,
+// RunNoWait, Timeout, Now, AfterFunc and Every.
+func TestZeroLoop(t *testing.T) {
+	for name, mk := range map[string]func() *loop.Loop{
+		"var": func() *loop.Loop { var l loop.Loop; return &l },
+		"new": func() *loop.Loop { return new(loop.Loop) },
+	} {
+		runMisuses(t, []misuse{
+			{name + " Now", func() any { return mk().Now().IsZero() }, "false"},
+			{name + " Run", func() any { return mk().Run() }, "<nil>"},
+			{name + " RunOnce", func() any { return mk().RunOnce() }, "false"},
+			{name + " RunNoWait", func() any { return mk().RunNoWait() }, "false"},
+			{name + " Timeout", func() any { d, ok := mk().Timeout(); return fmt.Sprint(d, ok) }, "0s false"},
+			{name + " Unref", func() any { mk().Unref(); return nil }, "panic: loop: Unref called with no Ref held"},
+			{name + " Ref, Unref, Run", func() any { l := mk(); l.Ref(); l.Unref(); return l.Run() }, "<nil>"},
+			{name + " Post, Run", func() any {
+				l := mk()
+				ran := false
+				err := l.Post(func() { ran = true })
+				return fmt.Sprint(err, l.Run(), ran)
+			}, "<nil> <nil> true"},
+			{name + " Stop, Post, Run", func() any {
+				l := mk()
+				l.Stop()
+				return fmt.Sprint(l.Post(noopf), l.Run())
+			}, "loop: stopped loop: stopped"},
+			{name + " NewTimer", func() any { return mk().NewTimer(noopf).Active() }, "false"},
+		})
+		// Its timers run on the real clock, with a millisecond tick.
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := mk()
+				t0 := time.Now()
+				var at []time.Duration
+				l.AfterFunc(1500*time.Microsecond, func() { at = append(at, time.Since(t0)) })
+				n := 0
+				var every *loop.Timer
+				every = l.Every(time.Second, func() {
+					if n++; n == 2 {
+						every.Stop()
+					}
+					at = append(at, time.Since(t0))
+				})
+				if err := l.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if got := fmt.Sprint(at); got != "[2ms 1s 2s]" {
+					t.Errorf("%s Loop: timers ran at %s, want [2ms 1s 2s]", name, got)
+				}
+			})
+		})
+	}
+}
+
+// TestZeroTimer: the zero Timer is a stopped timer of no loop. Start and
+// Stop used to die with a nil dereference.
+func TestZeroTimer(t *testing.T) {
+	for name, mk := range map[string]func() *loop.Timer{
+		"var": func() *loop.Timer { var t loop.Timer; return &t },
+		"new": func() *loop.Timer { return new(loop.Timer) },
+	} {
+		runMisuses(t, []misuse{
+			{name + " Start", func() any { mk().Start(time.Second, 0); return nil },
+				"panic: loop: Timer.Start called on a zero Timer; make one with Loop.NewTimer"},
+			{name + " Stop", func() any { return mk().Stop() }, "false"},
+			{name + " Again", func() any { return errors.Is(mk().Again(), loop.ErrNeverStarted) }, "true"},
+			{name + " SetRepeat, Repeat", func() any { tm := mk(); tm.SetRepeat(time.Second); return tm.Repeat() }, "1s"},
+			{name + " Active", func() any { return mk().Active() }, "false"},
+			{name + " Unref, Ref", func() any {
+				tm := mk()
+				tm.Unref()
+				a := tm.HasRef()
+				tm.Ref()
+				return fmt.Sprint(a, tm.HasRef())
+			}, "false true"},
+		})
+	}
+}
+
+// TestCopiedTimer: the methods that change a timer panic on a copy,
+// and the original and its loop go on as if nothing happened. A copy's
+// Stop used to return true and unlink the original from the wheel, whose
+// count went wrong; a copy's Unref made Run return with the original
+// still active.
+func TestCopiedTimer(t *testing.T) {
+	const copied = "called on a copy of a Timer; use the *Timer that Loop.NewTimer returned"
+	for _, c := range []struct {
+		method string
+		f      func(c *loop.Timer)
+	}{
+		{"Start", func(c *loop.Timer) { c.Start(time.Second, 0) }},
+		{"Stop", func(c *loop.Timer) { c.Stop() }},
+		{"Again", func(c *loop.Timer) { c.Again() }},
+		{"Unref", func(c *loop.Timer) { c.Unref() }},
+		{"Ref", func(c *loop.Timer) { c.Ref() }},
+	} {
+		checkMisuse(t, misuse{"copy " + c.method, func() any {
+			clk, l := virtualLoop()
+			var ran []string
+			tm := l.AfterFunc(time.Second, func() { ran = append(ran, "original") })
+			l.AfterFunc(time.Second, func() { ran = append(ran, "other") })
+			cp := copyTimer(tm)
+			got := outcome(func() any { c.f(cp); return nil })
+			clk.Advance(time.Second)
+			alive := l.RunNoWait()
+			return fmt.Sprint(got, "; then ran ", ran, ", alive ", alive, ", active ", tm.Active())
+		}, "panic: loop: Timer." + c.method + " " + copied + "; then ran [original other], alive false, active false"})
+	}
+	checkMisuse(t, misuse{"copy reads", func() any {
+		_, l := virtualLoop()
+		tm := l.Every(time.Second, noopf)
+		cp := copyTimer(tm)
+		return fmt.Sprint(cp.Active(), cp.Repeat(), cp.HasRef(), tm.Stop())
+	}, "true 1s true true"})
+}
+
+// copyTimer returns a copy of *t, as c := *t makes one (which go vet
+// reports, so the test copies through reflect).
+func copyTimer(t *loop.Timer) *loop.Timer {
+	c := new(loop.Timer)
+	reflect.ValueOf(c).Elem().Set(reflect.ValueOf(t).Elem())
+	return c
+}
+
+type nilTimerClock struct{ *clock.Virtual }
+
+func (nilTimerClock) AfterFunc(time.Duration, func()) clock.Timer { return nil }
+
+func TestMisuseNilAndStopped(t *testing.T) {
+	runMisuses(t, []misuse{
+		{"Post nil", func() any { _, l := virtualLoop(); return l.Post(nil) }, "panic: loop: Post called with nil func"},
+		{"NewTimer nil", func() any { _, l := virtualLoop(); return l.NewTimer(nil) }, "panic: loop: NewTimer called with nil func"},
+		{"AfterFunc nil", func() any { _, l := virtualLoop(); return l.AfterFunc(time.Second, nil) }, "panic: loop: AfterFunc called with nil func"},
+		{"Every nil", func() any { _, l := virtualLoop(); return l.Every(time.Second, nil) }, "panic: loop: Every called with nil func"},
+		{"WithClock nil", func() any { return loop.WithClock(nil) }, "panic: loop: WithClock: nil clock"},
+		{"New with a nil Option", func() any {
+			clk := clock.NewVirtual(start)
+			l := loop.New(nil, loop.WithClock(clk), nil, loop.WithTick(time.Second))
+			ran := false
+			l.AfterFunc(time.Millisecond, func() { ran = true })
+			clk.Advance(time.Second)
+			return fmt.Sprint(l.RunNoWait(), ran)
+		}, "false true"},
+		{"a Clock whose AfterFunc returns nil", func() any {
+			l := loop.New(loop.WithClock(nilTimerClock{clock.NewVirtual(start)}))
+			l.AfterFunc(time.Second, noopf)
+			return l.RunOnce()
+		}, "panic: loop: the clock's AfterFunc returned a nil Timer (a loop_test.nilTimerClock); a Clock must return one"},
+		{"Stop twice", func() any { _, l := virtualLoop(); l.Stop(); l.Stop(); return l.Run() }, "loop: stopped"},
+		{"Post after Stop", func() any { _, l := virtualLoop(); l.Stop(); return errors.Is(l.Post(noopf), loop.ErrStopped) }, "true"},
+		{"AfterFunc after Stop", func() any {
+			_, l := virtualLoop()
+			l.Stop()
+			return l.AfterFunc(time.Second, noopf).Active()
+		}, "false"},
+		{"Start after Stop leaves the timer as it was", func() any {
+			_, l := virtualLoop()
+			tm := l.AfterFunc(time.Hour, noopf)
+			l.Stop()
+			tm.Start(time.Second, 0)
+			return fmt.Sprint(tm.Active(), tm.Stop())
+		}, "true true"},
+		// Again used to return nil, leaving the timer stopped.
+		{"Again after Stop", func() any {
+			_, l := virtualLoop()
+			tm := l.Every(time.Second, noopf)
+			l.Stop()
+			err := tm.Again()
+			return fmt.Sprint(errors.Is(err, loop.ErrStopped), tm.Active())
+		}, "true false"},
+		// Timeout used to report the next timer, which no RunOnce waits for.
+		{"Timeout after Stop", func() any {
+			_, l := virtualLoop()
+			l.AfterFunc(time.Second, noopf)
+			l.Stop()
+			d, ok := l.Timeout()
+			return fmt.Sprint(d, ok)
+		}, "0s true"},
+	})
+}
+
+// TestMisuseFromCallbacks: calls into the loop from its own callbacks.
+func TestMisuseFromCallbacks(t *testing.T) {
+	const running = " called while the loop is running (from one of its own callbacks, or on a second goroutine); one goroutine runs a loop at a time"
+	fromPost := func(f func()) func() any {
+		return func() any { _, l := virtualLoop(); l.Post(f); return l.RunNoWait() }
+	}
+	var l *loop.Loop
+	runMisuses(t, []misuse{
+		{"Run", func() any { _, l = virtualLoop(); l.Post(func() { l.Run() }); return l.RunNoWait() }, "panic: loop: Run" + running},
+		{"RunOnce", func() any { _, l = virtualLoop(); l.Post(func() { l.RunOnce() }); return l.RunNoWait() }, "panic: loop: RunOnce" + running},
+		{"RunNoWait", func() any { _, l = virtualLoop(); l.Post(func() { l.RunNoWait() }); return l.RunNoWait() }, "panic: loop: RunNoWait" + running},
+		{"Stop, then Post", func() any {
+			_, l = virtualLoop()
+			var err error
+			l.Post(func() { l.Stop(); err = l.Post(noopf) })
+			return fmt.Sprint(l.RunNoWait(), err, l.Run())
+		}, "false loop: stopped loop: stopped"},
+		{"Timeout", fromPost(func() { l.Timeout() }), "false"},
+		{"own one-shot timer's Stop, Start", func() any {
+			clk, l := virtualLoop()
+			var tm *loop.Timer
+			var got []any
+			tm = l.AfterFunc(time.Second, func() {
+				got = append(got, tm.Stop(), tm.Active())
+				if len(got) < 4 {
+					tm.Start(time.Second, 0)
+				}
+			})
+			drive(l, clk, time.Hour)
+			return fmt.Sprint(got, clk.Since(start))
+		}, "[false false false false] 2s"},
+		{"own repeating timer's Stop", func() any {
+			clk, l := virtualLoop()
+			var tm *loop.Timer
+			var got []any
+			tm = l.Every(time.Second, func() { got = append(got, tm.Stop(), tm.Active()) })
+			drive(l, clk, time.Hour)
+			return fmt.Sprint(got, clk.Since(start))
+		}, "[true false] 1s"},
+		{"own timer's Again, Unref", func() any {
+			clk, l := virtualLoop()
+			var tm *loop.Timer
+			n := 0
+			tm = l.NewTimer(func() {
+				if n++; n < 3 {
+					tm.Again()
+				} else {
+					tm.Unref()
+				}
+			})
+			tm.Start(time.Second, time.Second)
+			drive(l, clk, time.Hour)
+			return fmt.Sprint(n, clk.Since(start), tm.Active())
+		}, "3 3s true"},
+	})
+}
+
+func TestMisuseDurations(t *testing.T) {
+	// runs starts a timer as start says, moves the clock by d, and
+	// returns how many times it ran.
+	runs := func(d time.Duration, start func(l *loop.Loop, f func()) *loop.Timer) func() any {
+		return func() any {
+			clk, l := virtualLoop()
+			n := 0
+			tm := start(l, func() { n++ })
+			tm.Unref()
+			l.RunNoWait()
+			now := n
+			clk.Advance(d)
+			l.RunNoWait()
+			return fmt.Sprint(now, n)
+		}
+	}
+	after := func(d time.Duration) func(l *loop.Loop, f func()) *loop.Timer {
+		return func(l *loop.Loop, f func()) *loop.Timer { return l.AfterFunc(d, f) }
+	}
+	every := func(d time.Duration) func(l *loop.Loop, f func()) *loop.Timer {
+		return func(l *loop.Loop, f func()) *loop.Timer { return l.Every(d, f) }
+	}
+	startNow := func(repeat time.Duration) func(l *loop.Loop, f func()) *loop.Timer {
+		return func(l *loop.Loop, f func()) *loop.Timer { tm := l.NewTimer(f); tm.Start(0, repeat); return tm }
+	}
+	runMisuses(t, []misuse{
+		{"AfterFunc MinInt64 is due now", runs(0, after(math.MinInt64)), "1 1"},
+		{"AfterFunc -1ns is due now", runs(0, after(-1)), "1 1"},
+		{"AfterFunc 0 is due now", runs(0, after(0)), "1 1"},
+		{"AfterFunc 1ns waits for the next tick", runs(time.Millisecond, after(1)), "0 1"},
+		{"AfterFunc MaxInt64 saturates", runs(time.Hour, after(math.MaxInt64)), "0 0"},
+		{"Every 0", runs(0, every(0)), "panic: loop: Every called with non-positive interval 0s"},
+		{"Every -1ns", runs(0, every(-1)), "panic: loop: Every called with non-positive interval -1ns"},
+		{"Every MinInt64", runs(0, every(math.MinInt64)), "panic: loop: Every called with non-positive interval -2562047h47m16.854775808s"},
+		{"Every 1ns runs once a pass", runs(time.Second, every(1)), "0 1"},
+		{"Every MaxInt64 saturates", runs(time.Hour, every(math.MaxInt64)), "0 0"},
+		{"Start repeat -1ns", runs(0, startNow(-1)), "panic: loop: Timer.Start called with negative repeat -1ns"},
+		{"Start repeat MinInt64", runs(0, startNow(math.MinInt64)), "panic: loop: Timer.Start called with negative repeat -2562047h47m16.854775808s"},
+		{"Start repeat 0 runs once", runs(time.Hour, startNow(0)), "1 1"},
+		{"Start repeat MaxInt64 runs once", runs(time.Hour, startNow(math.MaxInt64)), "1 1"},
+		{"SetRepeat -1ns", func() any { _, l := virtualLoop(); l.NewTimer(noopf).SetRepeat(-1); return nil },
+			"panic: loop: Timer.SetRepeat called with negative repeat -1ns"},
+		{"SetRepeat 0, Again stops", func() any {
+			_, l := virtualLoop()
+			tm := l.Every(time.Second, noopf)
+			tm.SetRepeat(0)
+			return fmt.Sprint(tm.Again(), tm.Active())
+		}, "<nil> false"},
+		{"WithTick 0", func() any { return loop.WithTick(0) }, "panic: loop: WithTick: non-positive tick 0s"},
+		{"WithTick MinInt64", func() any { return loop.WithTick(math.MinInt64) }, "panic: loop: WithTick: non-positive tick -2562047h47m16.854775808s"},
+		{"WithTick 1ns", func() any {
+			clk := clock.NewVirtual(start)
+			l := loop.New(loop.WithClock(clk), loop.WithTick(1))
+			l.AfterFunc(time.Second+1, noopf)
+			clk.Advance(time.Second)
+			d, ok := l.Timeout()
+			return fmt.Sprint(d, ok)
+		}, "1ns true"},
+		{"WithTick MaxInt64 rounds up to the tick", func() any {
+			clk := clock.NewVirtual(start)
+			l := loop.New(loop.WithClock(clk), loop.WithTick(math.MaxInt64))
+			ran := false
+			l.AfterFunc(time.Second, func() { ran = true })
+			clk.Advance(time.Second)
+			alive := l.RunNoWait()
+			d, ok := l.Timeout()
+			return fmt.Sprint(ran, alive, d, ok)
+		}, "false true 2562047h47m15.854775807s true"},
+	})
+}
+
+// TestMisuseFromOtherGoroutines: a second Run, and the loop goroutine's
+// methods called from another goroutine while the loop waits for work.
+// The Stop from another goroutine used to return true, a data race on
+// the loop's wheel.
+func TestMisuseFromOtherGoroutines(t *testing.T) {
+	const elsewhere = " called from another goroutine while the loop runs; Post a function that calls it"
+	for _, c := range []struct {
+		name string
+		f    func(l *loop.Loop, tm *loop.Timer) any
+		want string
+	}{
+		{"Run", func(l *loop.Loop, _ *loop.Timer) any { return l.Run() },
+			"panic: loop: Run called while the loop is running (from one of its own callbacks, or on a second goroutine); one goroutine runs a loop at a time"},
+		{"Timeout", func(l *loop.Loop, _ *loop.Timer) any { d, ok := l.Timeout(); return fmt.Sprint(d, ok) }, "panic: loop: Timeout" + elsewhere},
+		{"Timer.Stop", func(_ *loop.Loop, tm *loop.Timer) any { return tm.Stop() }, "panic: loop: Timer.Stop" + elsewhere},
+		{"Timer.Start", func(_ *loop.Loop, tm *loop.Timer) any { tm.Start(0, 0); return nil }, "panic: loop: Timer.Start" + elsewhere},
+		{"Timer.Again", func(_ *loop.Loop, tm *loop.Timer) any { return tm.Again() }, "panic: loop: Timer.Again" + elsewhere},
+		{"Timer.Unref", func(_ *loop.Loop, tm *loop.Timer) any { tm.Unref(); return nil }, "panic: loop: Timer.Unref" + elsewhere},
+		{"Timer.Ref", func(_ *loop.Loop, tm *loop.Timer) any { tm.Ref(); return nil }, "panic: loop: Timer.Ref" + elsewhere},
+		{"AfterFunc", func(l *loop.Loop, _ *loop.Timer) any { l.AfterFunc(0, noopf); return nil }, "panic: loop: AfterFunc" + elsewhere},
+		{"Every", func(l *loop.Loop, _ *loop.Timer) any { l.Every(1, noopf); return nil }, "panic: loop: Every" + elsewhere},
+		{"Post, NewTimer, Ref, Unref, Now", func(l *loop.Loop, _ *loop.Timer) any {
+			l.Ref()
+			l.Unref()
+			return fmt.Sprint(l.Post(noopf), l.NewTimer(noopf).Active(), l.Now().IsZero())
+		}, "<nil> false false"},
+	} {
+		// A failure in a bubble ends the test that ran it: one test a case.
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := loop.New()
+				tm := l.AfterFunc(time.Hour, noopf)
+				done := make(chan error)
+				go func() { done <- l.Run() }()
+				synctest.Wait() // the loop waits for its timer
+				checkMisuse(t, misuse{c.name, func() any { return c.f(l, tm) }, c.want})
+				l.Stop()
+				if err := <-done; err != loop.ErrStopped {
+					t.Errorf("%s: Run = %v, want ErrStopped", c.name, err)
+				}
+			})
+		})
+	}
+}
