@@ -57,6 +57,17 @@
 //     [Conn.SetBusy] from http.Server.ConnState (see the example), which
 //     makes the idle timeout exactly a keep-alive timeout.
 //
+// # Misuse
+//
+// A zero Conn or Listener, or a nil *Conn or *Listener, panics when used,
+// naming the method (but a zero Listener's Stats reports zeros). NewConn
+// and NewListener panic on a nil connection or listener and on a zero
+// Wheel, return a *[TimeoutError] for a timeout that is not positive, and
+// return an error matching [timewheel.ErrClosed] for a closed wheel, where
+// the connection would never time out; Accept does too once the wheel is
+// closed. Closing a Conn or Listener twice returns an error matching
+// net.ErrClosed, as package net does.
+//
 // Deadlines set with SetDeadline, SetReadDeadline and SetWriteDeadline
 // pass through to the underlying connection unchanged.
 package idleconn
