@@ -388,11 +388,11 @@ func (c *Conn) endWrite() {
 
 // SetBusy marks the connection busy or not. A busy connection is never
 // closed for idleness, as if a Write were in progress; clearing the mark
-// counts as activity, so the idle timeout restarts then. It suits
-// http.Server.ConnState: busy while a request is active, so that a
-// handler's long silence does not close its connection, and only the wait
-// between requests is timed. On a closed connection it has no effect. The
-// complexity is O(1).
+// counts as activity, so the idle timeout restarts then. An http.Server
+// calls it through idlehttp.KeepAlive: busy while a request is active, so
+// that a handler's long silence does not close its connection, and only
+// the wait between requests is timed. On a closed connection it has no
+// effect. The complexity is O(1).
 func (c *Conn) SetBusy(b bool) {
 	c.check("SetBusy")
 	if b {
