@@ -149,7 +149,7 @@ func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
 	if d <= 0 {
 		return nil, &TimeoutError{Timeout: d}
 	}
-	w = wheelOrDefault("NewConn", w)
+	w = wheelOrDefault(w)
 	ic := newConn(c, w, d, nil)
 	// After the timer is set: if the wheel closes later, the timer was
 	// pending and is dropped with the wheel's others.
@@ -180,15 +180,12 @@ func nilType(v any) string {
 	return fmt.Sprintf(" (a nil %T)", v)
 }
 
-// wheelOrDefault returns w, or the default wheel if w is nil, and panics,
-// for fn, on a zero Wheel, whose methods would crash later in a timer
-// callback. A wheel made by New has a positive tick; a zero one has none.
-func wheelOrDefault(fn string, w *timewheel.Wheel) *timewheel.Wheel {
+// wheelOrDefault returns w, or the default wheel if w is nil. (A zero
+// Wheel panics, naming the method, at its first use: the caller's
+// constructor calls one.)
+func wheelOrDefault(w *timewheel.Wheel) *timewheel.Wheel {
 	if w == nil {
 		return timewheel.Default()
-	}
-	if w.Resolution() <= 0 {
-		panic("idleconn: " + fn + " called with a zero timewheel.Wheel; make one with timewheel.New")
 	}
 	return w
 }

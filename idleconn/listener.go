@@ -41,7 +41,7 @@ func NewListener(l net.Listener, w *timewheel.Wheel, d time.Duration) (*Listener
 	if d <= 0 {
 		return nil, &TimeoutError{Timeout: d}
 	}
-	w = wheelOrDefault("NewListener", w)
+	w = wheelOrDefault(w)
 	if err := closedWheel("NewListener", w); err != nil {
 		return nil, err
 	}

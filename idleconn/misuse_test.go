@@ -202,6 +202,10 @@ func TestConstructorMisuse(t *testing.T) {
 			_, err := newListenerErr(t, w, d)
 			return err
 		}
+		zeroWheelOp := "Now" // the first method of the wheel fn calls
+		if fn == "NewListener" {
+			zeroWheelOp = "Err"
+		}
 		for _, d := range []time.Duration{0, -time.Nanosecond, math.MinInt64} {
 			ms = append(ms, misuse{
 				name: fmt.Sprintf("%s/timeout %d", fn, d),
@@ -218,7 +222,7 @@ func TestConstructorMisuse(t *testing.T) {
 			misuse{
 				name: fn + "/zero wheel",
 				run:  func(t *testing.T) error { return construct(t, new(timewheel.Wheel), time.Hour) },
-				want: "panic: idleconn: " + fn + " called with a zero timewheel.Wheel; make one with timewheel.New",
+				want: "panic: timewheel: " + zeroWheelOp + " called on a zero Wheel; make one with New",
 			},
 			misuse{
 				name: fn + "/closed wheel",
