@@ -309,27 +309,8 @@ func TestOperationMisuse(t *testing.T) {
 			want: "error: close pipe pipe->pipe: use of closed network connection",
 			is:   net.ErrClosed,
 		},
-		{
-			name: "Conn.ReadFrom(nil)",
-			run: func(t *testing.T) error {
-				_, w := virtualWheel(t)
-				c, _ := pipe(t, w)
-				_, err := c.ReadFrom(nil)
-				return err
-			},
-			want: "panic: idleconn: ReadFrom called with a nil io.Reader",
-		},
-		{
-			name: "Conn.ReadFrom(nil) on a closed Conn",
-			run: func(t *testing.T) error {
-				_, w := virtualWheel(t)
-				c, _ := pipe(t, w)
-				c.Close()
-				_, err := c.ReadFrom(nil)
-				return err
-			},
-			want: "panic: idleconn: ReadFrom called with a nil io.Reader",
-		},
+		readFromNil(false),
+		readFromNil(true),
 		{
 			name: "Listener.Close twice, as net's",
 			run: func(t *testing.T) error {
@@ -370,6 +351,27 @@ func TestOperationMisuse(t *testing.T) {
 			want: "error: <nil>",
 		},
 	})
+}
+
+// readFromNil is ReadFrom(nil) on an open Conn, or a closed one.
+func readFromNil(closed bool) misuse {
+	name := "Conn.ReadFrom(nil)"
+	if closed {
+		name += " on a closed Conn"
+	}
+	return misuse{
+		name: name,
+		run: func(t *testing.T) error {
+			_, w := virtualWheel(t)
+			c, _ := pipe(t, w)
+			if closed {
+				c.Close()
+			}
+			_, err := c.ReadFrom(nil)
+			return err
+		},
+		want: "panic: idleconn: ReadFrom called with a nil io.Reader",
+	}
 }
 
 // TestAcceptOnClosedWheelClosesTheConnection: the connection Accept takes

@@ -155,28 +155,8 @@ func TestMisuse(t *testing.T) {
 			},
 			want: "error: context deadline exceeded",
 		},
-		{
-			name: "AfterFunc(nil)",
-			run: func(t *testing.T) error {
-				_, _, s := virtual(t)
-				ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
-				defer cancel()
-				ctx.(afterFuncer).AfterFunc(nil)
-				return nil
-			},
-			want: "panic: wheelctx: AfterFunc called with a nil func",
-		},
-		{
-			name: "AfterFunc(nil) on a done context",
-			run: func(t *testing.T) error {
-				_, _, s := virtual(t)
-				ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
-				cancel()
-				ctx.(afterFuncer).AfterFunc(nil)
-				return nil
-			},
-			want: "panic: wheelctx: AfterFunc called with a nil func",
-		},
+		afterFuncNil(false),
+		afterFuncNil(true),
 		{
 			name: "cancel twice, and after the deadline",
 			run: func(t *testing.T) error {
@@ -193,6 +173,29 @@ func TestMisuse(t *testing.T) {
 		reentrant("cancel", func(clk *clock.Virtual, cancel context.CancelFunc) { cancel() }, "context canceled"),
 	} {
 		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+	}
+}
+
+// afterFuncNil is AfterFunc(nil) on an open context, or a done one (where
+// it would start a goroutine at once).
+func afterFuncNil(done bool) misuse {
+	name := "AfterFunc(nil)"
+	if done {
+		name += " on a done context"
+	}
+	return misuse{
+		name: name,
+		run: func(t *testing.T) error {
+			_, _, s := virtual(t)
+			ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			if done {
+				cancel()
+			}
+			ctx.(afterFuncer).AfterFunc(nil)
+			return nil
+		},
+		want: "panic: wheelctx: AfterFunc called with a nil func",
 	}
 }
 
