@@ -1,8 +1,10 @@
 package idleconn
 
 import (
+	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -78,8 +80,17 @@ import (
 //
 // The connection is also kept open while it is marked busy ([Conn.SetBusy]).
 // A Conn that is dropped without Close is closed by its timer once idle.
-// On a closed wheel the timer never fires and the connection never idles
-// out.
+// NewConn and Accept refuse a closed wheel, with an error matching
+// [timewheel.ErrClosed]; if the wheel is closed later, while the
+// connection is open, its timer is dropped with the wheel's other timers
+// and the connection no longer idles out.
+//
+// # Zero value
+//
+// The zero Conn wraps no connection and is not usable: each of its
+// methods, and each method of a nil *Conn, panics with a message that
+// names the method and says to make Conns with NewConn or a Listener's
+// Accept.
 //
 // A Conn is safe for concurrent use, like the net.Conn it wraps.
 type Conn struct {
@@ -125,19 +136,81 @@ const (
 
 // NewConn returns c wrapped so that it is closed after being idle for d,
 // timed on the wheel w (nil means [timewheel.Default]). The timeout starts
-// now. It returns a *[TimeoutError] if d is not positive, and panics if c
-// is nil. The complexity is O(1).
+// now; any positive d is accepted, one below the wheel's tick meaning the
+// first tick after now. NewConn returns a *[TimeoutError] if d is not
+// positive, and an error matching [timewheel.ErrClosed] if w is closed
+// (a connection on it would never time out); c is then left as it was,
+// open. It panics if c is nil (or a nil pointer) or w is a zero Wheel.
+// The complexity is O(1).
 func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
-	if c == nil {
-		panic("idleconn: NewConn called with nil net.Conn")
+	if isNil(c) {
+		panic(fmt.Sprintf("idleconn: NewConn called with nil net.Conn%s", nilType(c)))
 	}
 	if d <= 0 {
 		return nil, &TimeoutError{Timeout: d}
 	}
-	if w == nil {
-		w = timewheel.Default()
+	w = wheelOrDefault(w)
+	ic := newConn(c, w, d, nil)
+	// After the timer is set: if the wheel closes later, the timer was
+	// pending and is dropped with the wheel's others.
+	if err := closedWheel("NewConn", w); err != nil {
+		ic.timer.Load().Stop()
+		return nil, err
 	}
-	return newConn(c, w, d, nil), nil
+	return ic, nil
+}
+
+// isNil reports whether v is nil, or an interface holding a nil pointer,
+// whose methods would crash far from the mistake (a nil *net.TCPConn
+// does).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}
+
+// nilType names the type of a nil pointer held in v, for the panics of
+// isNil's callers: "" for a nil interface.
+func nilType(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (a nil %T)", v)
+}
+
+// wheelOrDefault returns w, or the default wheel if w is nil. (A zero
+// Wheel panics, naming the method, at its first use: the caller's
+// constructor calls one.)
+func wheelOrDefault(w *timewheel.Wheel) *timewheel.Wheel {
+	if w == nil {
+		return timewheel.Default()
+	}
+	return w
+}
+
+// closedWheel returns fn's error for a closed wheel, or nil if w is open.
+func closedWheel(fn string, w *timewheel.Wheel) error {
+	if err := w.Err(); err != nil {
+		return fmt.Errorf("idleconn: %s on a closed wheel, where connections never time out: %w", fn, err)
+	}
+	return nil
+}
+
+// check panics, for method m, if c is nil or a zero Conn.
+func (c *Conn) check(m string) {
+	if c == nil || c.nc == nil {
+		c.zero(m)
+	}
+}
+
+// zero panics for method m of c, a nil or zero Conn.
+func (c *Conn) zero(m string) {
+	if c == nil {
+		panic("idleconn: " + m + " called on a nil *Conn")
+	}
+	panic("idleconn: " + m + " called on a zero Conn; make one with NewConn or a Listener's Accept")
 }
 
 func newConn(nc net.Conn, w *timewheel.Wheel, d time.Duration, stats *counters) *Conn {
@@ -234,6 +307,7 @@ func (c *Conn) release() {
 // net.ErrClosed (and ErrIdleTimeout after an idle close). The refresh
 // costs O(1) and allocates nothing.
 func (c *Conn) Read(b []byte) (int, error) {
+	c.check("Read")
 	n, err := c.nc.Read(b)
 	if n > 0 {
 		c.touch()
@@ -251,6 +325,7 @@ func (c *Conn) Read(b []byte) (int, error) {
 // *net.OpError matching net.ErrClosed (and ErrIdleTimeout after an idle
 // close). The refresh costs O(1) and allocates nothing.
 func (c *Conn) Write(b []byte) (int, error) {
+	c.check("Write")
 	if !c.beginWrite() {
 		return 0, c.opError("write")
 	}
@@ -264,8 +339,12 @@ func (c *Conn) Write(b []byte) (int, error) {
 
 // ReadFrom copies r to the connection, using the underlying connection's
 // ReadFrom when it has one (so that net/http can still use sendfile). The
-// whole copy counts as one Write in progress.
+// whole copy counts as one Write in progress. It panics if r is nil.
 func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
+	c.check("ReadFrom")
+	if r == nil {
+		panic("idleconn: ReadFrom called with a nil io.Reader")
+	}
 	if !c.beginWrite() {
 		return 0, c.opError("readfrom")
 	}
@@ -306,11 +385,13 @@ func (c *Conn) endWrite() {
 
 // SetBusy marks the connection busy or not. A busy connection is never
 // closed for idleness, as if a Write were in progress; clearing the mark
-// counts as activity, so the idle timeout restarts then. It suits
-// http.Server.ConnState: busy while a request is active, so that a
-// handler's long silence does not close its connection, and only the wait
-// between requests is timed. The complexity is O(1).
+// counts as activity, so the idle timeout restarts then. An http.Server
+// calls it through idlehttp.KeepAlive: busy while a request is active, so
+// that a handler's long silence does not close its connection, and only
+// the wait between requests is timed. On a closed connection it has no
+// effect. The complexity is O(1).
 func (c *Conn) SetBusy(b bool) {
+	c.check("SetBusy")
 	if b {
 		c.state.Or(busy)
 		return
@@ -327,6 +408,7 @@ func (c *Conn) SetBusy(b bool) {
 // not wait for Reads and Writes in progress; they fail, as with any
 // net.Conn. The complexity is O(1).
 func (c *Conn) Close() error {
+	c.check("Close")
 	for {
 		s := c.state.Load()
 		if s&closed != 0 {
@@ -349,6 +431,7 @@ func (c *Conn) Close() error {
 // ErrIdleTimeout if it was closed for idleness, and net.ErrClosed if it
 // was closed by Close. The complexity is O(1).
 func (c *Conn) Err() error {
+	c.check("Err")
 	return reason(c.state.Load())
 }
 
@@ -363,17 +446,29 @@ func reason(s int64) error {
 }
 
 // IdleTimeout returns the connection's idle timeout.
-func (c *Conn) IdleTimeout() time.Duration { return c.d }
+func (c *Conn) IdleTimeout() time.Duration {
+	c.check("IdleTimeout")
+	return c.d
+}
 
 // NetConn returns the underlying connection. Reads and Writes made on it
 // directly are not seen as activity.
-func (c *Conn) NetConn() net.Conn { return c.nc }
+func (c *Conn) NetConn() net.Conn {
+	c.check("NetConn")
+	return c.nc
+}
 
 // LocalAddr returns the local network address, as net.Conn's.
-func (c *Conn) LocalAddr() net.Addr { return c.nc.LocalAddr() }
+func (c *Conn) LocalAddr() net.Addr {
+	c.check("LocalAddr")
+	return c.nc.LocalAddr()
+}
 
 // RemoteAddr returns the remote network address, as net.Conn's.
-func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
+func (c *Conn) RemoteAddr() net.Addr {
+	c.check("RemoteAddr")
+	return c.nc.RemoteAddr()
+}
 
 // SetDeadline sets the read and write deadlines of the underlying
 // connection. They are independent of the idle timeout. On a closed
@@ -381,6 +476,7 @@ func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }
 // ErrIdleTimeout after an idle close): a connection that lingers after an
 // idle close keeps the past read deadline that ends its Reads.
 func (c *Conn) SetDeadline(t time.Time) error {
+	c.check("SetDeadline")
 	if c.state.Load()&closed != 0 {
 		return c.opError("set")
 	}
@@ -391,6 +487,7 @@ func (c *Conn) SetDeadline(t time.Time) error {
 // SetReadDeadline sets the read deadline of the underlying connection. On
 // a closed connection it fails as SetDeadline does.
 func (c *Conn) SetReadDeadline(t time.Time) error {
+	c.check("SetReadDeadline")
 	if c.state.Load()&closed != 0 {
 		return c.opError("set")
 	}
@@ -414,6 +511,7 @@ func (c *Conn) keepIdleDeadline(op string, err error) error {
 // SetWriteDeadline sets the write deadline of the underlying connection.
 // On a closed connection it fails as SetDeadline does.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
+	c.check("SetWriteDeadline")
 	if c.state.Load()&closed != 0 {
 		return c.opError("set")
 	}
@@ -424,6 +522,7 @@ func (c *Conn) SetWriteDeadline(t time.Time) error {
 // it supports that (as *net.TCPConn does); net/http uses it for a graceful
 // close. It does not close the Conn.
 func (c *Conn) CloseWrite() error {
+	c.check("CloseWrite")
 	if cw, ok := c.nc.(closeWriter); ok {
 		return cw.CloseWrite()
 	}

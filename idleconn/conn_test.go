@@ -256,12 +256,32 @@ func TestSetBusy(t *testing.T) {
 	wantErr(t, "a timeout after SetBusy(false)", c, idleconn.ErrIdleTimeout)
 }
 
-func TestClosedWheelNeverIdles(t *testing.T) {
+// TestWheelClosedLater: a connection whose wheel is closed after NewConn
+// stays open, its timer dropped with the wheel's (NewConn on a closed
+// wheel is an error: see TestConstructorMisuse).
+func TestWheelClosedLater(t *testing.T) {
 	clk, w := virtualWheel(t)
-	w.Close()
 	c, _ := pipe(t, w)
+	w.Close()
 	clk.Advance(10 * timeout)
-	wantErr(t, "on a closed wheel", c, nil)
+	wantErr(t, "on a wheel closed after NewConn", c, nil)
+}
+
+// TestNewConnOnClosedWheelLeavesConnOpen: the refused connection is the
+// caller's, untouched.
+func TestNewConnOnClosedWheelLeavesConnOpen(t *testing.T) {
+	_, w := virtualWheel(t)
+	w.Close()
+	server, client := net.Pipe()
+	defer server.Close()
+	defer client.Close()
+	if _, err := idleconn.NewConn(server, w, timeout); !errors.Is(err, timewheel.ErrClosed) {
+		t.Fatalf("NewConn on a closed wheel: %v, want timewheel.ErrClosed", err)
+	}
+	go client.Write([]byte("x"))
+	if _, err := server.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("Read on the refused connection: %v", err)
+	}
 }
 
 // nopConn is a net.Conn whose Read and Write succeed at once.
@@ -341,21 +361,5 @@ func TestConcurrentUse(t *testing.T) {
 		if err := c.Err(); err != idleconn.ErrIdleTimeout {
 			t.Fatalf("after the storm and a quiet timeout: Err() = %v", err)
 		}
-	}
-}
-
-func TestNilPanics(t *testing.T) {
-	for name, f := range map[string]func(){
-		"NewConn":     func() { idleconn.NewConn(nil, nil, timeout) },
-		"NewListener": func() { idleconn.NewListener(nil, nil, timeout) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if r, _ := recover().(string); r != "idleconn: "+name+" called with nil net."+map[string]string{"NewConn": "Conn", "NewListener": "Listener"}[name] {
-					t.Fatalf("panic %q", r)
-				}
-			}()
-			f()
-		})
 	}
 }

@@ -26,14 +26,27 @@
 //
 // # With net/http
 //
-// Serve an [http.Server] on a [Listener]:
+// Serve a [net/http.Server] on a [Listener], and call
+// [github.com/timewheel/timewheel/idleconn/idlehttp.KeepAlive] on it so
+// that the idle timeout is a keep-alive timeout: a connection waiting for
+// its next request is closed after it, one whose handler is working is
+// not, however long the handler stays silent.
 //
 //	ln, err := net.Listen("tcp", ":8080")
 //	...
 //	iln, err := idleconn.NewListener(ln, nil, 2*time.Minute) // nil: timewheel.Default()
 //	...
 //	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+//	idlehttp.KeepAlive(srv) // time only the waits between requests
 //	srv.Serve(iln)
+//
+// Without idlehttp.KeepAlive the idle timeout measures silence in both
+// directions, whatever the HTTP state: a handler that neither reads nor
+// writes for longer than it (a long computation, a long poll) has its
+// connection closed under it. Leave KeepAlive out for that, or pick a
+// timeout longer than any such pause. (KeepAlive installs an
+// http.Server.ConnState hook that calls [Conn.SetBusy]; it lives in a
+// package of its own so that this one does not link net/http.)
 //
 // The idle timeout and http.Server's own timeouts are independent and all
 // apply; whichever fires first ends the connection (or the request):
@@ -41,21 +54,25 @@
 //   - http.Server.IdleTimeout bounds the wait for the next request on a
 //     keep-alive connection, by setting a read deadline on it, which is a
 //     runtime timer per connection reset for every request. With idleconn
-//     in front it can be left zero; note that when it is zero, net/http
-//     uses ReadTimeout in its place.
+//     and KeepAlive in front it can be left zero; note that when it is
+//     zero, net/http uses ReadTimeout in its place.
 //   - ReadTimeout and ReadHeaderTimeout bound the reading of one request,
 //     WriteTimeout the writing of one response. idleconn does not replace
 //     them: a client that trickles one byte a second is active, not idle,
 //     so only ReadHeaderTimeout protects against it; and a Write blocked
 //     because the client does not read is activity too, which only
 //     WriteTimeout (a write deadline) bounds.
-//   - idleconn measures silence in both directions, whatever the HTTP
-//     state: a handler that neither reads nor writes for longer than the
-//     idle timeout (a long computation, a long poll) has its connection
-//     closed under it. Pick a timeout longer than any such pause, or mark
-//     the connection busy while a request is in flight with
-//     [Conn.SetBusy] from http.Server.ConnState (see the example), which
-//     makes the idle timeout exactly a keep-alive timeout.
+//
+// # Misuse
+//
+// A zero Conn or Listener, or a nil *Conn or *Listener, panics when used,
+// naming the method (but a zero Listener's Stats reports zeros). NewConn
+// and NewListener panic on a nil connection or listener and on a zero
+// Wheel, return a *[TimeoutError] for a timeout that is not positive, and
+// return an error matching [timewheel.ErrClosed] for a closed wheel, where
+// the connection would never time out; Accept does too once the wheel is
+// closed. Closing a Conn or Listener twice returns an error matching
+// net.ErrClosed, as package net does.
 //
 // Deadlines set with SetDeadline, SetReadDeadline and SetWriteDeadline
 // pass through to the underlying connection unchanged.

@@ -18,8 +18,12 @@ type TimeoutError struct {
 	Timeout time.Duration
 }
 
-// Error returns "idleconn: non-positive idle timeout " and the value.
+// Error returns "idleconn: non-positive idle timeout " and the value
+// ("<nil>" for a nil *TimeoutError, as net's error types do).
 func (e *TimeoutError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("idleconn: non-positive idle timeout %v", e.Timeout)
 }
 

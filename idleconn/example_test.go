@@ -12,6 +12,7 @@ import (
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/idleconn"
+	"github.com/timewheel/timewheel/idleconn/idlehttp"
 )
 
 // A connection is closed once it has been idle for its timeout; activity
@@ -56,9 +57,8 @@ func ExampleNewConn_badTimeout() {
 }
 
 // An http.Server on a Listener closes keep-alive connections idle for two
-// minutes, on the default wheel. Marking connections busy while a request
-// is active makes that a pure keep-alive timeout: a slow handler's
-// connection is not closed under it.
+// minutes, on the default wheel. idlehttp.KeepAlive makes that a pure
+// keep-alive timeout: a slow handler's connection is not closed under it.
 func ExampleNewListener() {
 	nl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,12 +73,8 @@ func ExampleNewListener() {
 			io.WriteString(w, "hello\n")
 		}),
 		ReadHeaderTimeout: 10 * time.Second, // idleness is not slowness: keep this
-		ConnState: func(c net.Conn, s http.ConnState) {
-			if ic, ok := c.(*idleconn.Conn); ok {
-				ic.SetBusy(s == http.StateActive)
-			}
-		},
 	}
+	idlehttp.KeepAlive(srv) // time only the waits between requests
 	go srv.Serve(ln)
 	defer srv.Close()
 

@@ -39,9 +39,12 @@ func (s *counters) add(i int) {
 	}
 }
 
-// Stats returns what the listener's connections have done. The
-// complexity is O(1).
+// Stats returns what the listener's connections have done; a zero
+// Listener's are all zero. The complexity is O(1).
 func (l *Listener) Stats() Stats {
+	if l == nil {
+		panic("idleconn: Stats called on a nil *Listener")
+	}
 	st := Stats{
 		Closed:     l.stats[closedCount].Load(),
 		ClosedIdle: l.stats[closedIdleCount].Load(),

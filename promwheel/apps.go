@@ -1,6 +1,9 @@
 package promwheel
 
 import (
+	"fmt"
+	"reflect"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/timewheel/timewheel/cron"
 	"github.com/timewheel/timewheel/expiry"
@@ -22,7 +25,16 @@ type ExpiryStatser interface {
 //	timewheel_expiry_misses_total             counter
 //	timewheel_expiry_evictions_total{reason}  counter: expired, deleted, replaced, capacity
 //	timewheel_expiry_callback_backlog         gauge
+//
+// It panics if m is nil, or a nil pointer, at once rather than at the
+// first scrape.
 func NewExpiryCollector(name string, m ExpiryStatser) prometheus.Collector {
+	if m == nil {
+		panic(fmt.Sprintf("promwheel: NewExpiryCollector called with a nil map for %q", name))
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		panic(fmt.Sprintf("promwheel: NewExpiryCollector called with a nil map for %q (a nil %T)", name, m))
+	}
 	t := &table[expiry.Stats]{label: "map", name: name}
 	t.gauge("timewheel_expiry_entries", "Entries in the map, including those past their deadline whose bucket has not fired yet.",
 		func(s *expiry.Stats) float64 { return float64(s.Entries) })
@@ -55,7 +67,12 @@ func NewExpiryCollector(name string, m ExpiryStatser) prometheus.Collector {
 //	timewheel_cron_late_runs_total      counter
 //	timewheel_cron_claims_lost_total    counter
 //	timewheel_cron_claim_errors_total   counter
+//
+// It panics if s is nil, at once rather than at the first scrape.
 func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
+	if s == nil {
+		panic(fmt.Sprintf("promwheel: NewCronCollector called with a nil scheduler for %q", name))
+	}
 	t := &table[cron.SchedulerStats]{label: "scheduler", name: name}
 	t.gauge("timewheel_cron_jobs", "Jobs of the scheduler.",
 		func(s *cron.SchedulerStats) float64 { return float64(s.Jobs) })
@@ -82,7 +99,13 @@ func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
 //	timewheel_idleconn_accepted_total         counter
 //	timewheel_idleconn_open_connections       gauge
 //	timewheel_idleconn_closed_total{reason}   counter: close, idle
+//
+// A zero Listener's figures are zeros. It panics if l is nil, at once
+// rather than at the first scrape.
 func NewListenerCollector(name string, l *idleconn.Listener) prometheus.Collector {
+	if l == nil {
+		panic(fmt.Sprintf("promwheel: NewListenerCollector called with a nil listener for %q", name))
+	}
 	t := &table[idleconn.Stats]{label: "listener", name: name}
 	t.counter("timewheel_idleconn_accepted_total", "Connections accepted.",
 		func(s *idleconn.Stats) float64 { return float64(s.Accepted) })

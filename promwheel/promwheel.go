@@ -12,6 +12,12 @@
 // README's "What to watch" says what values to worry about. It is a
 // module of its own, so that the timewheel module needs nothing but the
 // standard library.
+//
+// The constructors panic on a nil wheel, map, scheduler or listener (and
+// on a zero Wheel) when called, not at the first scrape. Registering one
+// collector twice, or two collectors of one kind under the same name, is
+// refused by the registry with its own error; the same object under two
+// names is collected twice, as two label values.
 package promwheel
 
 import (

@@ -1,6 +1,8 @@
 package promwheel
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/timewheel/timewheel"
 )
@@ -31,7 +33,14 @@ import (
 // wheels with the same tick aggregate; a bucket's le bound is exclusive
 // there, which only matters for a fire late by exactly a power of two of
 // the tick.
+//
+// A closed wheel is collected as well: its Stats stay readable. It panics
+// if w is nil or a zero Wheel, at once rather than at the first scrape.
 func NewWheelCollector(name string, w *timewheel.Wheel) prometheus.Collector {
+	if w == nil {
+		panic(fmt.Sprintf("promwheel: NewWheelCollector called with a nil wheel for %q", name))
+	}
+	w.Stats() // a zero Wheel panics here, naming the method
 	t := &table[timewheel.Stats]{label: "wheel", name: name}
 	t.gauge("timewheel_timers_pending", "Timers and tickers pending on the wheel.",
 		func(s *timewheel.Stats) float64 { return float64(s.Pending) })

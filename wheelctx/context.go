@@ -183,8 +183,12 @@ func (c *timerCtx) cancelCtxValue() any {
 // context.AfterFunc(ctx, f) goes through it too. f is called
 // synchronously when the deadline passes or the CancelFunc is called, on
 // its own goroutine when the parent is canceled or the context is done
-// already.
+// already. It panics if f is nil (package context's own contexts would
+// crash later, running it).
 func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
+	if f == nil {
+		panic("wheelctx: AfterFunc called with a nil func")
+	}
 	c.mu.Lock()
 	if c.how.Load() != open || c.Context.Err() != nil {
 		c.mu.Unlock()

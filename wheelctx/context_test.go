@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -276,6 +277,30 @@ var scenarios = []struct {
 		r.note("WithoutCancel", free)
 		r.say("WithoutCancel value %v", free.Value(key))
 	}, false},
+	{"extreme timeouts", func(m impl, r *recorder) {
+		for _, d := range []time.Duration{math.MaxInt64, math.MinInt64, 0, -time.Nanosecond} {
+			ctx, cancel := m.withTimeout(context.Background(), d)
+			r.note(fmt.Sprintf("timeout %d", d), ctx)
+			cancel()
+			r.note(fmt.Sprintf("timeout %d, canceled", d), ctx)
+		}
+	}, false},
+	{"extreme deadlines", func(m impl, r *recorder) {
+		for _, d := range []struct {
+			name string
+			t    time.Time
+		}{
+			{"zero Time", time.Time{}},
+			{"now", m.now()},
+			{"year 9999", time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
+			{"Unix(MaxInt64/2)", time.Unix(math.MaxInt64/2, 0)},
+		} {
+			ctx, cancel := m.withDeadlineCause(context.Background(), d.t, errCause)
+			r.note("deadline "+d.name, ctx)
+			cancel()
+			r.note("deadline "+d.name+", canceled", ctx)
+		}
+	}, false},
 }
 
 // TestSideBySide runs every scenario on package context and on wheelctx
@@ -323,16 +348,6 @@ func TestCancelReleasesTimer(t *testing.T) {
 	if w.Len() != 0 {
 		t.Fatalf("a context born expired holds %d timers", w.Len())
 	}
-}
-
-func TestNilParentPanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "wheelctx: ") {
-			t.Fatalf("panic value %v, want one starting with %q", r, "wheelctx: ")
-		}
-	}()
-	var nilCtx context.Context
-	wheelctx.WithTimeout(nilCtx, time.Second)
 }
 
 func TestDefaultWheel(t *testing.T) {

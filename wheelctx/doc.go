@@ -64,6 +64,18 @@
 //     values before the deadline (WithTimeout(WithValue(ctx, ...))) where
 //     it matters.
 //
+// # Misuse
+//
+// As in package context, a nil parent panics ("wheelctx: cannot create
+// context from nil parent"), any duration or deadline is accepted (one
+// already past makes a context that is done at once, one that overflows
+// saturates), and the CancelFunc may be called any number of times, from
+// anywhere, including from a function the context runs when it is done.
+// A timeout shorter than the wheel's tick is rounded up to the tick,
+// never down. The zero [Scheduler] and On(nil) use [timewheel.Default]; a
+// zero Wheel panics, naming the method, at the first context made on it.
+// On a closed wheel the contexts are package context's (see Scheduler).
+//
 // # How
 //
 // Each context wraps a context.WithCancelCause of the parent, which gives

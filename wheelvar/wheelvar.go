@@ -18,6 +18,7 @@ package wheelvar
 
 import (
 	"expvar"
+	"fmt"
 
 	"github.com/timewheel/timewheel"
 )
@@ -25,17 +26,31 @@ import (
 // Publish publishes w's Stats under name: each time /debug/vars is served
 // (or expvar.Get(name) is read), Stats is called and its result written as
 // a JSON object with the field names of [timewheel.Stats] (durations in
-// nanoseconds). Like expvar.Publish, it panics if name is already in use.
-// The complexity of each reading is that of [timewheel.Wheel.Stats].
+// nanoseconds). A closed wheel's Stats are published as well.
+//
+// Like expvar.Publish, it panics if name is in use already (expvar cannot
+// unpublish a name: publish once per process, from main or under a
+// sync.Once); it panics too if w is nil or a zero Wheel, rather than
+// when the variable is read. The complexity of each reading is that of
+// [timewheel.Wheel.Stats].
 func Publish(name string, w *timewheel.Wheel) {
 	if w == nil {
-		panic("wheelvar: Publish: nil wheel for " + name)
+		panic(fmt.Sprintf("wheelvar: Publish called with a nil wheel for %q", name))
+	}
+	w.Stats() // a zero Wheel panics here, naming the method
+	if expvar.Get(name) != nil {
+		panic(fmt.Sprintf("wheelvar: Publish: %q is published already; expvar names are for the life of the process (publish each once, from main or a sync.Once)", name))
 	}
 	expvar.Publish(name, Func(w))
 }
 
 // Func returns w's Stats as an expvar.Var, for a caller that publishes it
-// itself, say inside an expvar.Map of its own.
+// itself, say inside an expvar.Map of its own. It panics if w is nil or a
+// zero Wheel.
 func Func(w *timewheel.Wheel) expvar.Func {
+	if w == nil {
+		panic("wheelvar: Func called with a nil wheel")
+	}
+	w.Stats() // a zero Wheel panics here, naming the method
 	return func() any { return w.Stats() }
 }

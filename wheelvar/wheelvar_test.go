@@ -42,18 +42,6 @@ func TestPublish(t *testing.T) {
 	}
 }
 
-func TestPublishTwicePanics(t *testing.T) {
-	w := timewheel.New()
-	defer w.Close()
-	wheelvar.Publish("twice", w)
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a second Publish under the same name did not panic")
-		}
-	}()
-	wheelvar.Publish("twice", w)
-}
-
 // Publishing the default wheel, as a service does once at start-up.
 func ExamplePublish() {
 	wheelvar.Publish("timewheel_default", timewheel.Default())

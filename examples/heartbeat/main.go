@@ -28,13 +28,16 @@ func main() {
 }
 
 // Monitor reports peers whose beats stop. It is safe for concurrent use.
+// The zero Monitor has no wheel to time peers on: its Beat panics (make
+// one with NewMonitor), its Stop returns no counts.
 type Monitor struct {
 	w       *timewheel.Wheel
 	timeout time.Duration
 	report  func(format string, args ...any)
 
-	mu    sync.Mutex
-	peers map[string]*peer // guarded by mu
+	mu      sync.Mutex
+	peers   map[string]*peer // guarded by mu
+	stopped bool             // guarded by mu; Stop was called
 }
 
 type peer struct {
@@ -45,16 +48,33 @@ type peer struct {
 }
 
 // NewMonitor returns a monitor that reports, through report, a peer
-// silent for timeout.
+// silent for timeout. It panics if w or report is nil or timeout is not
+// positive. report is called without the monitor's lock held, so it may
+// call Beat and Stop.
 func NewMonitor(w *timewheel.Wheel, timeout time.Duration, report func(format string, args ...any)) *Monitor {
+	switch {
+	case w == nil:
+		panic("heartbeat: NewMonitor called with a nil wheel")
+	case timeout <= 0:
+		panic(fmt.Sprintf("heartbeat: NewMonitor called with non-positive timeout %v", timeout))
+	case report == nil:
+		panic("heartbeat: NewMonitor called with a nil report func")
+	}
 	return &Monitor{w: w, timeout: timeout, report: report, peers: map[string]*peer{}}
 }
 
 // Beat records a beat from the named peer and pushes its deadline back.
-// The complexity is O(1).
+// After Stop it does nothing. The complexity is O(1).
 func (m *Monitor) Beat(name string) {
+	if m.w == nil {
+		panic("heartbeat: Beat called on a zero Monitor; make one with NewMonitor")
+	}
 	now := m.w.Now()
 	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return
+	}
 	p := m.peers[name]
 	if p == nil {
 		p = &peer{}
@@ -79,7 +99,7 @@ func (m *Monitor) check(name string) {
 	m.mu.Lock()
 	p := m.peers[name]
 	silent := now.Sub(p.last)
-	missed := !p.missing && silent >= m.timeout
+	missed := !m.stopped && !p.missing && silent >= m.timeout
 	if missed {
 		p.missing = true
 	}
@@ -89,10 +109,13 @@ func (m *Monitor) check(name string) {
 	}
 }
 
-// Stop stops every peer's timer and returns the beat counts by peer.
+// Stop stops every peer's timer, and the monitor: no peer is found
+// missing after it, and later beats are ignored. It returns the beat
+// counts by peer, again if called again.
 func (m *Monitor) Stop() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.stopped = true
 	counts := map[string]int{}
 	for name, p := range m.peers {
 		p.timer.Stop()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/idleconn"
+	"github.com/timewheel/timewheel/idleconn/idlehttp"
 )
 
 func main() {
@@ -56,7 +57,6 @@ func newServer(ln *idleconn.Listener) *server {
 		ReadHeaderTimeout: 10 * time.Second, // idleconn does not guard against slow clients
 		ConnState: func(c net.Conn, st http.ConnState) {
 			ic := c.(*idleconn.Conn)
-			ic.SetBusy(st == http.StateActive) // time only the wait between requests
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			addr := c.RemoteAddr().String()
@@ -68,6 +68,7 @@ func newServer(ln *idleconn.Listener) *server {
 		},
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
+	idlehttp.KeepAlive(s.srv) // time only the waits between requests; the hook above still runs
 	go s.srv.Serve(ln)
 	return s
 }

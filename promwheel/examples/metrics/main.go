@@ -32,6 +32,7 @@ import (
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/expiry"
 	"github.com/timewheel/timewheel/idleconn"
+	"github.com/timewheel/timewheel/idleconn/idlehttp"
 	"github.com/timewheel/timewheel/promwheel"
 	"github.com/timewheel/timewheel/wheelvar"
 )
@@ -97,6 +98,7 @@ func start(ln net.Listener) *app {
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.Handle("/debug/vars", expvar.Handler())
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	idlehttp.KeepAlive(a.srv) // the idle timeout times only the waits between requests
 	a.done.Add(2)
 	go func() {
 		defer a.done.Done()

@@ -1,0 +1,241 @@
+package wheelctx_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/wheelctx"
+)
+
+// misuse is one way of holding the package wrong, and what it must do:
+// want is "ok", "error: " and the error's text, or "panic: " and the
+// panic's value.
+type misuse struct {
+	name string
+	run  func(t *testing.T) error
+	want string
+}
+
+// outcome runs f and describes what it did, in the form of misuse.want.
+func outcome(f func() error) (got string) {
+	defer func() {
+		if r := recover(); r != nil {
+			got = fmt.Sprint("panic: ", r)
+		}
+	}()
+	if err := f(); err != nil {
+		return "error: " + err.Error()
+	}
+	return "ok"
+}
+
+// checkMisuse runs m, failing if it has not returned within the guard
+// (a hang: the guard only bounds the failure, it times nothing), and
+// checks its outcome.
+func checkMisuse(t *testing.T, m misuse) {
+	t.Helper()
+	done := make(chan string, 1)
+	go func() { done <- outcome(func() error { return m.run(t) }) }()
+	var got string
+	select {
+	case got = <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: did not return", m.name)
+	}
+	if got != m.want {
+		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
+	}
+}
+
+// virtual returns a wheel on a virtual clock that fires inline, closed at
+// cleanup, and its Scheduler.
+func virtual(t *testing.T) (*clock.Virtual, *timewheel.Wheel, wheelctx.Scheduler) {
+	t.Helper()
+	clk := clock.NewVirtual(time.Unix(1e9, 0))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	t.Cleanup(func() { w.Close() })
+	return clk, w, wheelctx.On(w)
+}
+
+// makers are the functions that make a context, on s where they take one.
+func makers(s wheelctx.Scheduler) map[string]func(context.Context) (context.Context, context.CancelFunc) {
+	d, at := time.Hour, time.Now().Add(time.Hour)
+	return map[string]func(context.Context) (context.Context, context.CancelFunc){
+		"WithTimeout":  func(p context.Context) (context.Context, context.CancelFunc) { return wheelctx.WithTimeout(p, d) },
+		"WithDeadline": func(p context.Context) (context.Context, context.CancelFunc) { return wheelctx.WithDeadline(p, at) },
+		"WithTimeoutCause": func(p context.Context) (context.Context, context.CancelFunc) {
+			return wheelctx.WithTimeoutCause(p, d, nil)
+		},
+		"WithDeadlineCause": func(p context.Context) (context.Context, context.CancelFunc) {
+			return wheelctx.WithDeadlineCause(p, at, nil)
+		},
+		"Scheduler.WithTimeout":       func(p context.Context) (context.Context, context.CancelFunc) { return s.WithTimeout(p, d) },
+		"Scheduler.WithDeadline":      func(p context.Context) (context.Context, context.CancelFunc) { return s.WithDeadline(p, at) },
+		"Scheduler.WithTimeoutCause":  func(p context.Context) (context.Context, context.CancelFunc) { return s.WithTimeoutCause(p, d, nil) },
+		"Scheduler.WithDeadlineCause": func(p context.Context) (context.Context, context.CancelFunc) { return s.WithDeadlineCause(p, at, nil) },
+	}
+}
+
+// TestNilParent: every maker panics on a nil parent, as package context
+// does, with the package's name.
+func TestNilParent(t *testing.T) {
+	for _, wheel := range []string{"open", "closed"} {
+		for name, mk := range makers(wheelctx.Scheduler{}) {
+			m := misuse{
+				name: wheel + " wheel/" + name,
+				run: func(t *testing.T) error {
+					if wheel == "closed" {
+						_, w, _ := virtual(t)
+						w.Close()
+						mk = makers(wheelctx.On(w))[name]
+					}
+					var parent context.Context
+					mk(parent)
+					return nil
+				},
+				want: "panic: wheelctx: cannot create context from nil parent",
+			}
+			t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+		}
+	}
+}
+
+// afterFuncer is the method package context looks for on a parent.
+type afterFuncer interface {
+	AfterFunc(func()) func() bool
+}
+
+// TestMisuse: zero and nil values, a sub-tick timeout, a nil func, and
+// calls back into a context from the functions it runs when done.
+func TestMisuse(t *testing.T) {
+	for _, m := range []misuse{
+		{
+			name: "zero Scheduler uses the default wheel",
+			run: func(*testing.T) error {
+				var s wheelctx.Scheduler
+				ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
+				cancel()
+				return ignore(ctx.Err(), context.Canceled)
+			},
+			want: "ok",
+		},
+		{
+			name: "On(nil) uses the default wheel",
+			run: func(*testing.T) error {
+				ctx, cancel := wheelctx.On(nil).WithTimeout(context.Background(), -1)
+				defer cancel()
+				return ignore(ctx.Err(), context.DeadlineExceeded)
+			},
+			want: "ok",
+		},
+		{
+			name: "On(zero Wheel)",
+			run: func(*testing.T) error {
+				wheelctx.On(new(timewheel.Wheel)).WithTimeout(context.Background(), time.Hour)
+				return nil
+			},
+			want: "panic: timewheel: Now called on a zero Wheel; make one with New",
+		},
+		{
+			// The wheel rounds deadlines up to its tick: never early.
+			name: "timeout 1ns is done at the first tick",
+			run: func(t *testing.T) error {
+				clk, _, s := virtual(t)
+				ctx, cancel := s.WithTimeout(context.Background(), time.Nanosecond)
+				defer cancel()
+				clk.Advance(time.Millisecond - time.Nanosecond)
+				before := ctx.Err()
+				clk.Advance(time.Nanosecond)
+				return errors.Join(before, ctx.Err())
+			},
+			want: "error: context deadline exceeded",
+		},
+		afterFuncNil(false),
+		afterFuncNil(true),
+		{
+			name: "cancel twice, and after the deadline",
+			run: func(t *testing.T) error {
+				clk, _, s := virtual(t)
+				ctx, cancel := s.WithTimeout(context.Background(), time.Second)
+				clk.Advance(time.Second)
+				cancel()
+				cancel()
+				return ctx.Err()
+			},
+			want: "error: context deadline exceeded",
+		},
+		reentrant("deadline", func(clk *clock.Virtual, cancel context.CancelFunc) { clk.Advance(time.Second) }, "context deadline exceeded"),
+		reentrant("cancel", func(clk *clock.Virtual, cancel context.CancelFunc) { cancel() }, "context canceled"),
+	} {
+		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+	}
+}
+
+// afterFuncNil is AfterFunc(nil) on an open context, or a done one (where
+// it would start a goroutine at once).
+func afterFuncNil(done bool) misuse {
+	name := "AfterFunc(nil)"
+	if done {
+		name += " on a done context"
+	}
+	return misuse{
+		name: name,
+		run: func(t *testing.T) error {
+			_, _, s := virtual(t)
+			ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			if done {
+				cancel()
+			}
+			ctx.(afterFuncer).AfterFunc(nil)
+			return nil
+		},
+		want: "panic: wheelctx: AfterFunc called with a nil func",
+	}
+}
+
+// reentrant is a misuse whose context, when end ends it, runs a function
+// registered with its AfterFunc (synchronously, as package context's run
+// their children's cancels) that calls back into it: its CancelFunc, the
+// stop function of the registration, its Err and Value, and a new context
+// derived from it. None of them may wait for the context's own lock.
+func reentrant(how string, end func(*clock.Virtual, context.CancelFunc), want string) misuse {
+	return misuse{
+		name: "calls back from AfterFunc when done by " + how,
+		run: func(t *testing.T) error {
+			clk, _, s := virtual(t)
+			ctx, cancel := s.WithTimeout(context.Background(), time.Second)
+			var stop func() bool
+			var errs []error
+			stop = ctx.(afterFuncer).AfterFunc(func() {
+				cancel()
+				if stop() {
+					errs = append(errs, errors.New("stop() = true from the func it stops"))
+				}
+				ctx.Value("key")
+				child, ccancel := s.WithTimeout(ctx, time.Hour)
+				ccancel()
+				errs = append(errs, ctx.Err(), ignore(child.Err(), ctx.Err()))
+			})
+			end(clk, cancel)
+			if len(errs) == 0 {
+				return errors.New("the func did not run")
+			}
+			return errors.Join(errs...)
+		},
+		want: "error: " + want,
+	}
+}
+
+// ignore returns err unless it is want.
+func ignore(err, want error) error {
+	if err == want {
+		return nil
+	}
+	return fmt.Errorf("%v, want %v", err, want)
+}
