@@ -5,6 +5,11 @@
 // inside testing/synctest bubbles, and [Virtual] for tests, which moves only
 // when told and fires what falls due, in deadline order, as it moves.
 //
+//	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+//	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+//	w.AfterFunc(time.Hour, func() { fmt.Println("an hour later") })
+//	clk.Advance(time.Hour) // the callback has run when Advance returns
+//
 // A Clock offers exactly what a timer driver needs: the current time, the
 // time elapsed since an earlier reading (on the monotonic clock), and one
 // callback timer to sleep until the next due tick.

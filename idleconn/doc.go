@@ -3,6 +3,14 @@
 // Write, and a [net.Listener] wrapper that hands out such connections,
 // both on a [timewheel.Wheel].
 //
+//	c, err := idleconn.NewConn(conn, nil, time.Minute) // nil: timewheel.Default()
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//	// Use c as conn: it closes itself after a minute without a Read or Write,
+//	// and then c.Err() is ErrIdleTimeout.
+//
 // Every socket of a server carries an idle timeout that is refreshed on
 // each read and write and almost never fires (the reference documents'
 // Node.js socket.setTimeout and HTTP keep-alive). Package idleconn makes

@@ -4,6 +4,11 @@
 // an oracle. The lab adds the other structures from the reference
 // documents behind the same interface.
 //
+//	w := queue.NewWheel()
+//	e := w.Schedule(5) // due at tick 5
+//	w.Expire(5, func(*queue.Entry) { fmt.Println("fired at tick", w.Now()) })
+//	w.Cancel(e)        // false: it has fired
+//
 // Time in this package is a count of ticks, an int64. A queue has a current
 // tick, moved forward only by Expire; a deadline at or before it means "due
 // now". No queue reads a clock or starts a goroutine, and none is safe for

@@ -3,6 +3,9 @@
 // WithTimeoutCause and WithDeadlineCause, with package context's names
 // and behaviour.
 //
+//	ctx, cancel := wheelctx.WithTimeout(r.Context(), 2*time.Second) // was context.WithTimeout
+//	defer cancel()
+//
 // A server that gives every request a deadline keeps one pending timer per
 // request in flight, and cancels nearly all of them before they fire. On a
 // wheel that is O(1) per request whatever the number in flight.
