@@ -98,6 +98,10 @@ func (r *Reference) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (r *Reference) Len() int { return len(r.heap) }
 
+// refHeap is container/heap's adaptor for the Reference. The virtual
+// clock has one of the same shape; they are not shared, because the
+// oracle every queue is held against should be readable in one file and
+// share no code with what drives the queues it judges.
 type refHeap []*RefTimer
 
 func (h refHeap) Len() int { return len(h) }

@@ -47,7 +47,9 @@ type oracle[H comparable] struct {
 	at      []int64 // tick of the latest schedule
 }
 
-// addSat returns a+b, saturated to the int64 range.
+// addSat returns a+b, saturated to the int64 range. The oracle keeps its
+// own rather than use internal/ticks.Add, which the code under test uses,
+// so that a bug there cannot hide in both.
 func addSat(a, b int64) int64 {
 	s := a + b
 	if b > 0 && s < a {
