@@ -60,6 +60,8 @@
 //   - The default wheel belongs to the whole process, so it cannot be used
 //     inside a testing/synctest bubble: make a Wheel inside the bubble with
 //     New instead.
+//   - AfterFunc panics at once on a nil func, where package time accepts
+//     it and the program dies when the timer fires.
 //   - (*Wheel).Resolution, Len, Discarded and Err have no counterpart in
 //     package time.
 //

@@ -21,10 +21,14 @@ import (
 // As in Go 1.23, a channel Timer that nothing references any more (not
 // the Timer, not C, and no goroutine blocked receiving from C) is removed
 // from the wheel and collected, even if it was never stopped: the wheel
-// holds only a small node, which holds C weakly once the timer has lived
-// through a garbage collection, so a forgotten timer goes by the second
-// collection after it was started. An AfterFunc timer stays pending until
-// it fires or is stopped, as in package time.
+// holds only a small node, which holds C weakly. A timer due a minute or
+// more ahead (when made or reset) goes within three back-to-back
+// collections, as Go's own test of package time asks; one due sooner is
+// kept until it fires or until the second collection after it, whichever
+// is first (being collectable from the start costs as much again as the
+// rest of NewTimer). Under the race detector the runtime runs the cleanups
+// this relies on several collections late. An AfterFunc timer stays
+// pending until it fires or is stopped, as in package time.
 //
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
 // AfterFunc timer; a channel timer takes more, see [Wheel.NewTimer].
