@@ -17,7 +17,9 @@ import (
 // snapshot cannot hold a func, a chan or an unsafe.Pointer, anywhere in
 // the value; a struct field that encoding/gob leaves out (an unexported
 // one, unless it is blank or of size zero); a value that refers to itself
-// (gob would follow the cycle for ever); or what gob itself refuses, such
+// (gob would follow the cycle for ever); a pointer in a key (a key is
+// compared by address, and Restore would make new addresses, which no
+// lookup finds); or what gob itself refuses, such
 // as an interface holding a type not registered with gob.Register. A type
 // with its own GobEncode, MarshalBinary or MarshalText method is taken
 // as it encodes itself: that is how to put a type with unexported fields
@@ -38,7 +40,7 @@ func checkTypes[K comparable, V any](n int) (walk bool, err error) {
 		what string
 		t    reflect.Type
 	}{{"key", reflect.TypeFor[K]()}, {"value", reflect.TypeFor[V]()}} {
-		e := typeEncodability(part.t)
+		e := typeEncodability(part.t, part.what == "key")
 		if e.problem != "" {
 			where := ""
 			if n > 0 {
@@ -65,7 +67,7 @@ func checkRecords[K comparable, V any](recs []snapEntry[K, V]) error {
 			what string
 			v    reflect.Value
 		}{{"key", reflect.ValueOf(&recs[i].Key).Elem()}, {"value", reflect.ValueOf(&recs[i].Value).Elem()}} {
-			if problem := walkValue(part.v, onPath); problem != "" {
+			if problem := walkValue(part.v, onPath, part.what == "key"); problem != "" {
 				return fmt.Errorf("%w entry %d of %d: %s of type %v%s", ErrUnencodable, i, len(recs), part.what, part.v.Type(), problem)
 			}
 		}
@@ -103,17 +105,20 @@ func encodesItself(t reflect.Type) bool {
 	return false
 }
 
-// typeEncodability returns what a snapshot can make of t's values.
-func typeEncodability(t reflect.Type) encodability {
+// typeEncodability returns what a snapshot can make of t's values, as
+// keys of the map if key is set.
+func typeEncodability(t reflect.Type, key bool) encodability {
 	var e encodability
-	e.problem = typeProblem(t, map[reflect.Type]bool{}, &e.walk)
+	e.problem = typeProblem(t, key, map[reflect.Type]bool{}, &e.walk)
 	return e
 }
 
-// typeProblem returns why no value of t can be held, or "". It sets *walk
-// if t holds an interface or refers to itself; onPath holds the types
-// being checked, outside t.
-func typeProblem(t reflect.Type, onPath map[reflect.Type]bool, walk *bool) string {
+// typeProblem returns why no value of t can be held, or "". A key cannot
+// hold a pointer: it is compared by address, and a snapshot keeps no
+// addresses (Restore makes new ones, which no lookup would find). It sets
+// *walk if t holds an interface or refers to itself; onPath holds the
+// types being checked, outside t.
+func typeProblem(t reflect.Type, key bool, onPath map[reflect.Type]bool, walk *bool) string {
 	if onPath[t] {
 		*walk = true // t refers to itself: a value may too
 		return ""
@@ -131,19 +136,22 @@ func typeProblem(t reflect.Type, onPath map[reflect.Type]bool, walk *bool) strin
 	case reflect.Interface:
 		*walk = true
 	case reflect.Pointer:
-		return typeProblem(t.Elem(), onPath, walk)
+		if key {
+			return "a key's pointer is compared by address, which a snapshot cannot keep"
+		}
+		return typeProblem(t.Elem(), key, onPath, walk)
 	case reflect.Array:
 		if t.Len() == 0 {
 			return ""
 		}
-		return step("element", t.Elem(), typeProblem(t.Elem(), onPath, walk))
+		return step("element", t.Elem(), typeProblem(t.Elem(), key, onPath, walk))
 	case reflect.Slice:
-		return step("element", t.Elem(), typeProblem(t.Elem(), onPath, walk))
+		return step("element", t.Elem(), typeProblem(t.Elem(), key, onPath, walk))
 	case reflect.Map:
-		if p := typeProblem(t.Key(), onPath, walk); p != "" {
+		if p := typeProblem(t.Key(), key, onPath, walk); p != "" {
 			return step("map key", t.Key(), p)
 		}
-		return step("map value", t.Elem(), typeProblem(t.Elem(), onPath, walk))
+		return step("map value", t.Elem(), typeProblem(t.Elem(), key, onPath, walk))
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
@@ -152,7 +160,7 @@ func typeProblem(t reflect.Type, onPath map[reflect.Type]bool, walk *bool) strin
 			case !f.IsExported():
 				return fmt.Sprintf("field %s is unexported, and gob drops it", f.Name)
 			default:
-				if p := typeProblem(f.Type, onPath, walk); p != "" {
+				if p := typeProblem(f.Type, key, onPath, walk); p != "" {
 					return step("field "+f.Name, f.Type, p)
 				}
 			}
@@ -175,11 +183,11 @@ type visit struct {
 	t reflect.Type
 }
 
-// walkValue returns why v cannot be held, as ": problem" after the
-// description of v, or "". It looks into interfaces, and for cycles:
-// onPath holds what is being walked, outside v. A value shared by two
-// parts of v is no cycle (gob writes it twice).
-func walkValue(v reflect.Value, onPath map[visit]bool) string {
+// walkValue returns why v, a key if key is set, cannot be held, as
+// ": problem" after the description of v, or "". It looks into
+// interfaces, and for cycles: onPath holds what is being walked, outside
+// v. A value shared by two parts of v is no cycle (gob writes it twice).
+func walkValue(v reflect.Value, onPath map[visit]bool, key bool) string {
 	t := v.Type()
 	if encodesItself(t) {
 		return ""
@@ -190,12 +198,12 @@ func walkValue(v reflect.Value, onPath map[visit]bool) string {
 			return ""
 		}
 		d := v.Elem()
-		if e := typeEncodability(d.Type()); e.problem != "" {
+		if e := typeEncodability(d.Type(), key); e.problem != "" {
 			return fmt.Sprintf(" holding %v: %s", d.Type(), e.problem)
 		} else if !e.walk {
 			return ""
 		}
-		if p := walkValue(d, onPath); p != "" {
+		if p := walkValue(d, onPath, key); p != "" {
 			return fmt.Sprintf(" holding %v%s", d.Type(), p)
 		}
 	case reflect.Pointer, reflect.Map, reflect.Slice:
@@ -210,24 +218,24 @@ func walkValue(v reflect.Value, onPath map[visit]bool) string {
 		defer delete(onPath, at)
 		switch t.Kind() {
 		case reflect.Pointer:
-			return walkValue(v.Elem(), onPath)
+			return walkValue(v.Elem(), onPath, key)
 		case reflect.Slice:
-			return walkElems(v, onPath)
+			return walkElems(v, onPath, key)
 		}
 		for it := v.MapRange(); it.Next(); {
-			if p := walkValue(it.Key(), onPath); p != "" {
+			if p := walkValue(it.Key(), onPath, key); p != "" {
 				return fmt.Sprintf(": map key of type %v%s", t.Key(), p)
 			}
-			if p := walkValue(it.Value(), onPath); p != "" {
+			if p := walkValue(it.Value(), onPath, key); p != "" {
 				return fmt.Sprintf(": map value of type %v%s", t.Elem(), p)
 			}
 		}
 	case reflect.Array:
-		return walkElems(v, onPath)
+		return walkElems(v, onPath, key)
 	case reflect.Struct:
 		for i := range t.NumField() {
 			if f := t.Field(i); f.IsExported() {
-				if p := walkValue(v.Field(i), onPath); p != "" {
+				if p := walkValue(v.Field(i), onPath, key); p != "" {
 					return fmt.Sprintf(": field %s of type %v%s", f.Name, f.Type, p)
 				}
 			}
@@ -237,9 +245,9 @@ func walkValue(v reflect.Value, onPath map[visit]bool) string {
 }
 
 // walkElems walks the elements of an array or slice.
-func walkElems(v reflect.Value, onPath map[visit]bool) string {
+func walkElems(v reflect.Value, onPath map[visit]bool, key bool) string {
 	for i := range v.Len() {
-		if p := walkValue(v.Index(i), onPath); p != "" {
+		if p := walkValue(v.Index(i), onPath, key); p != "" {
 			return fmt.Sprintf(": element of type %v%s", v.Type().Elem(), p)
 		}
 	}

@@ -39,7 +39,10 @@ var ErrClosed = errors.New("expiry: map closed")
 // A K of interface type may hold a key Go's maps cannot hash (a slice, a
 // map, a func): every method given one panics, as sync.Map's do, but
 // with a message naming the type, before it touches the map, which goes
-// on working.
+// on working. A key that is or holds a floating-point NaN is never equal
+// to itself, so a Go map stores it but no lookup finds it: Get, TTL,
+// Touch and Delete find nothing under it, as a Go map would, and Set
+// panics rather than store an entry that could never leave.
 //
 // A Map lives on its wheel's timers: once the wheel is closed, entries
 // no longer leave at their deadlines (readers still never see an entry
@@ -51,7 +54,7 @@ type Map[K comparable, V any] struct {
 	// idle.L, are: by New, or by the first call on a zero Map. They are
 	// not written again.
 	ready        atomic.Bool
-	ikey         bool // K is an interface type: keys are checked for hashing
+	keys         keyKind // what checkKey must check of a key
 	w            *timewheel.Wheel
 	epoch        time.Time // the zero of deadlines; read with w.Since
 	gran         int64     // bucket span, ns
@@ -108,7 +111,7 @@ func (m *Map[K, V]) configure(cfg config) {
 	if cfg.wheel == nil {
 		cfg.wheel = timewheel.Default()
 	}
-	m.ikey = reflect.TypeFor[K]().Kind() == reflect.Interface
+	m.keys = keyKindOf(reflect.TypeFor[K]())
 	m.w = cfg.wheel
 	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
 	m.capacity = cfg.capacity
@@ -148,17 +151,57 @@ func (m *Map[K, V]) initSlow() {
 }
 
 // checkKey panics, before m's lock is taken, if k is a key Go's maps
-// cannot hash: only a K of interface type can hold one.
+// cannot hash, which only a K of interface type can hold; and, for Set,
+// if k is or holds a NaN, which a Go map stores but no lookup finds, so
+// that the entry could never be read, deleted or expired.
 func (m *Map[K, V]) checkKey(op string, k K) {
-	if m.ikey && !hashable(k) {
-		panic(fmt.Sprintf("expiry: %s called with a key of unhashable type %T", op, k))
+	if m.keys != plainKeys {
+		if p := keyProblem(k, m.keys, op == "Set"); p != "" {
+			panic(fmt.Sprintf("expiry: %s called with a %s", op, p))
+		}
 	}
 }
 
-// hashable reports whether k can be a key of a Go map.
-func hashable[K comparable](k K) bool {
-	v := reflect.ValueOf(any(k))
-	return !v.IsValid() || v.Comparable() // a nil interface is a key
+// keyKind is what a key of a type K may be that a Go map cannot handle.
+type keyKind uint8
+
+const (
+	plainKeys keyKind = iota // nothing: the compiler checked it all
+	floatKeys                // a NaN: K holds a float
+	anyKeys                  // a NaN or an unhashable value: K is or holds an interface
+)
+
+// keyKindOf returns the keyKind of keys of type t.
+func keyKindOf(t reflect.Type) keyKind {
+	switch t.Kind() {
+	case reflect.Interface:
+		return anyKeys
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return floatKeys
+	case reflect.Array:
+		return keyKindOf(t.Elem())
+	case reflect.Struct:
+		kind := plainKeys
+		for i := range t.NumField() {
+			kind = max(kind, keyKindOf(t.Field(i).Type))
+		}
+		return kind
+	}
+	return plainKeys
+}
+
+// keyProblem says why k, of a K of the given kind, cannot be a key of the
+// map, or returns "": it is unhashable, or, if set, is or holds a NaN.
+func keyProblem[K comparable](k K, kind keyKind, set bool) string {
+	if kind == anyKeys {
+		if v := reflect.ValueOf(any(k)); v.IsValid() && !v.Comparable() { // a nil interface is a key
+			return fmt.Sprintf("key of unhashable type %T", k)
+		}
+	}
+	if set && k != k {
+		return fmt.Sprintf("key holding NaN (%v), which no lookup finds", k)
+	}
+	return ""
 }
 
 // now returns the wheel's time in ns after m.epoch.

@@ -604,6 +604,40 @@ func TestMisuseReentrant(t *testing.T) {
 		)
 	}
 	cases = append(cases, misuse{
+		name: "Flush from the panic handler, inline=true",
+		run: func(t *testing.T) error {
+			var p any
+			synctest.Test(t, func(t *testing.T) {
+				w := timewheel.New()
+				defer w.Close()
+				var m *Map[string, int]
+				m = New[string, int](WithWheel(w), WithInlineCallbacks(),
+					WithOnEvict(func(_ string, v int, _ Reason) {
+						if v < 0 {
+							panic("callback")
+						}
+					}),
+					WithPanicHandler(func(any) { m.Flush() }))
+				defer m.Close()
+				m.Set("a", -1, time.Hour)
+				func() {
+					defer func() { p = recover() }()
+					m.Delete("a")
+				}()
+				lockFree(t, m)
+				m.Set("b", 1, time.Hour)
+				if !m.Delete("b") || m.Stats().Deleted != 2 {
+					t.Error("the map does not work after the panic")
+				}
+			})
+			if p != nil {
+				panic(p)
+			}
+			return nil
+		},
+		panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+	})
+	cases = append(cases, misuse{
 		name: "Close from the panic handler",
 		run: func(t *testing.T) error {
 			var m *Map[string, int]
@@ -730,6 +764,18 @@ func TestMisuseSnapshot(t *testing.T) {
 			err: "expiry: snapshot cannot hold entry 0 of 2: key of type chan int: gob cannot encode a chan",
 		},
 		{
+			name: "pointer key",
+			run:  func(t *testing.T) error { return snapshotOf(t, []*int{new(int)}, 1) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: key of type *int: a key's pointer is compared by address, which a snapshot cannot keep",
+		},
+		{
+			name: "pointer in an interface key",
+			run:  func(t *testing.T) error { return snapshotOf[any, int](t, []any{"a", new(int)}, 1, 2) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 1 of 2: key of type interface {} holding *int: a key's pointer is compared by address, which a snapshot cannot keep",
+		},
+		{
 			name: "struct of unexported fields only",
 			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), onlyUnexported{1}) },
 			is:   ErrUnencodable,
@@ -802,11 +848,13 @@ func TestMisuseSnapshot(t *testing.T) {
 	})
 }
 
-// TestMisuseUnhashableKey: a Map whose K is an interface type takes keys
-// Go's maps cannot hash (slices, maps, funcs). Each method refuses one
-// with a panic naming the type, and leaves the map unlocked and working,
-// as sync.Map does; Restore of a snapshot holding one is corrupt.
-func TestMisuseUnhashableKey(t *testing.T) {
+// TestMisuseKeys: keys a Go map cannot handle. A Map whose K is an
+// interface type takes keys Go's maps cannot hash (slices, maps, funcs):
+// each method refuses one with a panic naming the type, and leaves the
+// map unlocked and working, as sync.Map does. A NaN key, which a Go map
+// stores but never finds, is refused by Set and found by no lookup.
+// Restore of a snapshot holding either is corrupt.
+func TestMisuseKeys(t *testing.T) {
 	var once sync.Once
 	calls := map[string]func(m *Map[any, int]) error{
 		"Set":    func(m *Map[any, int]) error { return m.Set([]int{1}, 1, time.Hour) },
@@ -837,8 +885,67 @@ func TestMisuseUnhashableKey(t *testing.T) {
 			panic: fmt.Sprintf("expiry: %s called with a key of unhashable type %s", name, types[name]),
 		})
 	}
+	type point struct{ X, Y float64 }
+	cases = append(cases,
+		misuse{
+			name:  "Set float64 NaN",
+			run:   func(t *testing.T) error { return setNaN(t, math.NaN()) },
+			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		},
+		misuse{
+			name:  "Set struct holding NaN",
+			run:   func(t *testing.T) error { return setNaN(t, point{1, math.NaN()}) },
+			panic: "expiry: Set called with a key holding NaN ({1 NaN}), which no lookup finds",
+		},
+		misuse{
+			name:  "Set any holding NaN",
+			run:   func(t *testing.T) error { return setNaN[any](t, math.NaN()) },
+			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		},
+	)
 	cases = append(cases, misuse{
-		name: "Restore",
+		name: "Get float64 NaN finds nothing, as a Go map",
+		run: func(t *testing.T) error {
+			w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+			defer w.Close()
+			m := New[float64, int](WithWheel(w))
+			defer m.Close()
+			if _, ok := m.Get(math.NaN()); ok || m.Delete(math.NaN()) || m.Touch(math.NaN()) {
+				return errors.New("a NaN key found an entry")
+			}
+			return nil
+		},
+	})
+	cases = append(cases, misuse{
+		name: "Restore a NaN key",
+		run: func(t *testing.T) error {
+			var buf bytes.Buffer
+			err := format.Write(&buf, func(enc *gob.Encoder) error {
+				if err := enc.Encode(snapHeader{Saved: start.UnixNano(), Count: 1}); err != nil {
+					return err
+				}
+				return enc.Encode([]snapEntry[float64, int]{
+					{Key: math.NaN(), Value: 1, Deadline: start.Add(time.Hour).UnixNano(), TTL: int64(time.Hour)},
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+			defer w.Close()
+			m := New[float64, int](WithWheel(w))
+			defer m.Close()
+			err = m.Restore(&buf)
+			if m.Len() != 0 {
+				t.Errorf("a failed Restore set %d entries", m.Len())
+			}
+			return err
+		},
+		is:  ErrCorrupt,
+		err: "expiry: corrupt snapshot: entry 0 of 1: key holding NaN (NaN), which no lookup finds",
+	})
+	cases = append(cases, misuse{
+		name: "Restore an unhashable key",
 		run: func(t *testing.T) error {
 			once.Do(func() { gob.Register([]int(nil)) })
 			var buf bytes.Buffer
@@ -869,4 +976,21 @@ func TestMisuseUnhashableKey(t *testing.T) {
 		err: "expiry: corrupt snapshot: entry 1 of 2: key of unhashable type []int",
 	})
 	runMisuses(t, cases)
+}
+
+// setNaN sets k, a key that is or holds a NaN, in a new map, and fails t
+// if the map stored it (an entry no lookup, Delete or expiry could
+// remove) or was left locked.
+func setNaN[K comparable](t *testing.T, k K) error {
+	w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+	defer w.Close()
+	m := New[K, int](WithWheel(w))
+	defer m.Close()
+	defer func() {
+		lockFree(t, m)
+		if m.Len() != 0 {
+			t.Errorf("Len %d: a NaN key was stored, and could never leave", m.Len())
+		}
+	}()
+	return m.Set(k, 1, time.Hour)
 }

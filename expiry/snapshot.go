@@ -220,13 +220,15 @@ func readSnapshot[K comparable, V any](r io.Reader) ([]snapEntry[K, V], error) {
 			}
 			recs = append(recs, chunk...)
 		}
-		ikey := reflect.TypeFor[K]().Kind() == reflect.Interface
+		keys := keyKindOf(reflect.TypeFor[K]())
 		for i, rec := range recs {
 			if rec.TTL <= 0 {
 				return fmt.Errorf("%w: entry %d: non-positive ttl %v", ErrCorrupt, i, time.Duration(rec.TTL))
 			}
-			if ikey && !hashable(rec.Key) {
-				return fmt.Errorf("%w: entry %d of %d: key of unhashable type %T", ErrCorrupt, i, len(recs), rec.Key)
+			if keys != plainKeys {
+				if p := keyProblem(rec.Key, keys, true); p != "" {
+					return fmt.Errorf("%w: entry %d of %d: %s", ErrCorrupt, i, len(recs), p)
+				}
 			}
 		}
 		return nil
