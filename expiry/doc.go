@@ -76,8 +76,9 @@
 // [Map.Restore] reads them back, so that a restarting process keeps its
 // sessions. Keys and values are encoded with encoding/gob, so K and V must
 // be types gob can encode as they are: exported fields only, no funcs or
-// channels, no cycles, interface values of types registered with
-// gob.Register; or types with their own GobEncode method. Snapshot checks:
+// channels, no cycles, no pointers in keys, interface values of types
+// registered with gob.Register; or types with their own GobEncode
+// method. Snapshot checks:
 // a key or value it cannot hold as it is is an error ([ErrUnencodable])
 // naming the entry and the type, never a snapshot that Restore reads back
 // with fields left zero. Deadlines are written as wall-clock times: an
@@ -86,12 +87,13 @@
 //
 // # Misuse
 //
-// The zero [Map] is ready to use, as New with no options makes it. Every
-// other mistake is a panic that starts with "expiry:" and says what was
-// wrong (a nil io.Reader, io.Writer, wheel, callback or handler; a zero
-// Wheel; a negative capacity or granularity; Flush from a callback; a key
-// Go's maps cannot hash), or an error wrapping one of
-// the package's sentinels ([ErrTTL], [ErrClosed], [ErrUnencodable],
-// [ErrCorrupt], [ErrVersion]) that repeats the value; never a crash
-// inside the package, a hang, or a request quietly changed.
+// The zero [Map] is ready to use, as New with no options makes it, and a
+// nil Option is ignored. Every other mistake is a panic that starts with
+// "expiry:" and says what was wrong (a nil io.Reader, io.Writer, wheel,
+// callback or handler; a zero Wheel; a negative capacity or granularity;
+// Flush from a callback; a key Go's maps cannot hash, or a NaN key), or
+// an error wrapping one of the package's sentinels ([ErrTTL],
+// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
+// the value; never a crash inside the package, a hang, or a request
+// quietly changed.
 package expiry

@@ -19,11 +19,10 @@ import (
 // one, unless it is blank or of size zero); a value that refers to itself
 // (gob would follow the cycle for ever); a pointer in a key (a key is
 // compared by address, and Restore would make new addresses, which no
-// lookup finds); or what gob itself refuses, such
-// as an interface holding a type not registered with gob.Register. A type
-// with its own GobEncode, MarshalBinary or MarshalText method is taken
-// as it encodes itself: that is how to put a type with unexported fields
-// in a snapshot.
+// lookup finds); or what gob itself refuses, such as an interface holding
+// a type not registered with gob.Register. A type with its own GobEncode,
+// MarshalBinary or MarshalText method is taken as it encodes itself: that
+// is how to put a type with unexported fields in a snapshot.
 var ErrUnencodable = errors.New("expiry: snapshot cannot hold")
 
 // encodability is what a snapshot can make of the values of one type.

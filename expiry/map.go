@@ -22,7 +22,7 @@ var ErrTTL = errors.New("expiry: non-positive ttl")
 
 // ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
 // by Close on a Map closed already. Set and Restore on a Map whose wheel
-// is closed return it too, joined with [timewheel.ErrClosed].
+// is closed return an error wrapping both it and [timewheel.ErrClosed].
 var ErrClosed = errors.New("expiry: map closed")
 
 // Map is a map from K to V whose entries expire, each at its own deadline,
@@ -384,8 +384,8 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 //
 // Flush panics if it is called from an eviction callback or a panic
 // handler, of this Map or of any other: there it could wait for itself,
-// since callbacks run one at a time. The complexity is O(1), plus the
-// wait.
+// since callbacks run one at a time. The complexity is O(depth of the
+// caller's stack), which Flush reads to know, plus the wait.
 func (m *Map[K, V]) Flush() {
 	m.init()
 	if inCallback() {
@@ -406,8 +406,10 @@ func (m *Map[K, V]) Flush() {
 //
 // Called from an eviction callback or a panic handler, of this Map or of
 // any other, Close does not wait, since it could wait for itself: it
-// closes the map and returns at once, and the callbacks queued before it
-// run after the calling one has returned. The complexity is O(n + B).
+// closes the map and returns at once. The callbacks queued before it are
+// still delivered; if the caller is one of this map's, after it returns.
+// The complexity is O(n + B), plus the depth of the caller's stack, which
+// Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
 	m.init()
 	m.mu.Lock()

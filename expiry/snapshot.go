@@ -61,13 +61,15 @@ var farWall = time.Unix(0, farDeadline)
 
 // Snapshot writes the live entries, with their deadlines, to w, so that
 // Restore can read them back after a restart. It returns the error of w
-// if w fails; ErrClosed on a closed map, whose entries are gone; and,
-// before it writes anything, an error wrapping ErrUnencodable, naming the
-// entry and the type, for a key or value a snapshot cannot hold as it is
-// (see ErrUnencodable), or if gob fails to encode one. Snapshot panics if
-// w is nil. The complexity is O(n), plus the size of the values that hold
-// interfaces or refer to themselves, which are looked into; the lock is
-// held only while the entries are copied.
+// if w fails; ErrClosed on a closed map, whose entries are gone; and an
+// error wrapping ErrUnencodable, naming the entry and the type, for a key
+// or value a snapshot cannot hold as it is (see ErrUnencodable): before
+// it writes anything if its own checks find it, or after a part of the
+// snapshot if gob alone refuses it (an unregistered type in an
+// interface). A part of a snapshot is none: Restore refuses it. Snapshot
+// panics if w is nil. The complexity is O(n), plus the size of the keys
+// and values that hold interfaces or refer to themselves, which are
+// looked into; the lock is held only while the entries are copied.
 //
 // The format, version 1, is:
 //
