@@ -48,6 +48,11 @@
 // and reported ([WithPanicHandler]); delivery goes on with the next one.
 // [Map.Flush] waits for the callbacks queued so far.
 //
+// A callback may use the map, and any other: Get, Set, Delete, Snapshot,
+// Restore. It may Close a map too, which then closes without waiting for
+// callbacks, since it could wait for itself; but it must not Flush one,
+// which for the same reason panics instead of waiting.
+//
 // [WithInlineCallbacks] runs callbacks on the goroutine that made the
 // entries leave (the caller of Set or Delete, or the wheel's executor for
 // expiry), after the lock is released. It is for tests: on a
@@ -70,8 +75,25 @@
 // [Map.Snapshot] writes the live entries with their deadlines and
 // [Map.Restore] reads them back, so that a restarting process keeps its
 // sessions. Keys and values are encoded with encoding/gob, so K and V must
-// be types gob can encode (exported fields; interface values registered
-// with gob.Register). Deadlines are written as wall-clock times: an entry
-// whose deadline passed while the process was down is evicted, with
+// be types gob can encode as they are: exported fields only, no funcs or
+// channels, no cycles, no pointers in keys, interface values of types
+// registered with gob.Register; or types with their own GobEncode
+// method. Snapshot checks:
+// a key or value it cannot hold as it is is an error ([ErrUnencodable])
+// naming the entry and the type, never a snapshot that Restore reads back
+// with fields left zero. Deadlines are written as wall-clock times: an
+// entry whose deadline passed while the process was down is evicted, with
 // Reason Expired, by Restore. The format is documented on [Map.Snapshot].
+//
+// # Misuse
+//
+// The zero [Map] is ready to use, as New with no options makes it, and a
+// nil Option is ignored. Every other mistake is a panic that starts with
+// "expiry:" and says what was wrong (a nil io.Reader, io.Writer, wheel,
+// callback or handler; a zero Wheel; a negative capacity or granularity;
+// Flush from a callback; a key Go's maps cannot hash, or a NaN key), or
+// an error wrapping one of the package's sentinels ([ErrTTL],
+// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
+// the value; never a crash inside the package, a hang, or a request
+// quietly changed.
 package expiry

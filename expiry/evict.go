@@ -1,6 +1,11 @@
 package expiry
 
-import "slices"
+import (
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+)
 
 // event is one eviction callback waiting to be delivered.
 type event[K comparable, V any] struct {
@@ -105,4 +110,33 @@ func (m *Map[K, V]) call(ev event[K, V]) {
 		}
 	}()
 	m.onEvict(ev.key, ev.val, ev.why)
+}
+
+// callFrame is the name of call's frame, and the prefix of its deferred
+// function's, as runtime.Frame reports them: one name for every K and V.
+var callFrame = reflect.TypeFor[Reason]().PkgPath() + ".(*Map[...]).call"
+
+// inCallback reports whether the caller runs inside an eviction callback
+// or a panic handler, of any Map: whether call is on its goroutine's
+// stack. There is no goroutine identity to tell one Map's delivery from
+// another's, so Close and Flush treat every callback alike, which at
+// least makes the outcome the same each time. The complexity is O(depth
+// of the stack); Close and Flush alone pay it.
+func inCallback() bool {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	for n == len(pcs) {
+		pcs = make([]uintptr, 2*len(pcs))
+		n = runtime.Callers(2, pcs)
+	}
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, callFrame) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }

@@ -2,6 +2,7 @@ package expiry_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"time"
 
@@ -130,4 +131,37 @@ func ExampleMap_Snapshot() {
 	// Output:
 	// s1 ann expired
 	// s2 has 45m0s left
+}
+
+// The zero Map is ready to use, configured as New with no options: here
+// as a field of a struct, like a sync.Map.
+func ExampleMap_zeroValue() {
+	var server struct {
+		sessions expiry.Map[string, string]
+	}
+	defer server.sessions.Close()
+
+	server.sessions.Set("s1", "ann", 30*time.Minute)
+	user, ok := server.sessions.Get("s1")
+	fmt.Println(user, ok)
+	// Output: ann true
+}
+
+// A value a snapshot cannot hold as it is, here a struct with a func
+// field, is an error naming the entry and the type, not a snapshot that
+// restores the field as nil.
+func ExampleErrUnencodable() {
+	type job struct {
+		Name string
+		Run  func()
+	}
+	m := expiry.New[string, job]()
+	defer m.Close()
+	m.Set("j", job{"backup", func() {}}, time.Hour)
+	err := m.Snapshot(new(bytes.Buffer))
+	fmt.Println(errors.Is(err, expiry.ErrUnencodable))
+	fmt.Println(err)
+	// Output:
+	// true
+	// expiry: snapshot cannot hold entry 0 of 1: value of type expiry_test.job: field Run of type func(): gob cannot encode a func
 }

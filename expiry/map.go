@@ -6,6 +6,7 @@ import (
 	"iter"
 	"log"
 	"math"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -19,17 +20,41 @@ import (
 // an entry now.
 var ErrTTL = errors.New("expiry: non-positive ttl")
 
-// ErrClosed is returned by Set and Restore on a closed Map, and by Close
-// on a Map closed already.
+// ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
+// by Close on a Map closed already. Set and Restore on a Map whose wheel
+// is closed return an error wrapping both it and [timewheel.ErrClosed].
 var ErrClosed = errors.New("expiry: map closed")
 
 // Map is a map from K to V whose entries expire, each at its own deadline,
 // through the timers of a [timewheel.Wheel]. See the package documentation
 // for the expiry model, the eviction callbacks and the costs.
 //
-// The zero Map is not usable; make one with [New]. A Map is safe for
-// concurrent use.
+// The zero Map is an empty map configured as New with no options makes
+// it (the default wheel, [DefaultGranularity], no capacity, no callback):
+// it takes its configuration when its first method is called, so a Map
+// may be declared as a variable or a struct field and used at once, like
+// a sync.Map. A Map must not be copied after first use. A Map is safe
+// for concurrent use.
+//
+// A K of interface type may hold a key Go's maps cannot hash (a slice, a
+// map, a func): every method given one panics, as sync.Map's do, but
+// with a message naming the type, before it touches the map, which goes
+// on working. A key that is or holds a floating-point NaN is never equal
+// to itself, so a Go map stores it but no lookup finds it: Get, TTL,
+// Touch and Delete find nothing under it, as a Go map would, and Set
+// panics rather than store an entry that could never leave.
+//
+// A Map lives on its wheel's timers: once the wheel is closed, entries
+// no longer leave at their deadlines (readers still never see an entry
+// past its deadline, but the entries stay in memory and their Expired
+// callbacks never come), and Set and Restore return an error. Close the
+// map before its wheel.
 type Map[K comparable, V any] struct {
+	// ready is set once the fields up to mu, and items, buckets and
+	// idle.L, are: by New, or by the first call on a zero Map. They are
+	// not written again.
+	ready        atomic.Bool
+	keys         keyKind // what checkKey must check of a key
 	w            *timewheel.Wheel
 	epoch        time.Time // the zero of deadlines; read with w.Since
 	gran         int64     // bucket span, ns
@@ -64,26 +89,36 @@ type entry[K comparable, V any] struct {
 	b          *bucket[K, V] // guarded by m.mu
 }
 
-// New returns an empty Map configured by opts. It starts no goroutine and
-// sets no timer until entries are set. New panics if the callback of
-// WithOnEvict is not a func(K, V, Reason) for this Map's K and V.
+// New returns an empty Map configured by opts; a nil Option is ignored.
+// It starts no goroutine and sets no timer until entries are set. New
+// panics if the callback of WithOnEvict is not a func(K, V, Reason) for
+// this Map's K and V.
 func New[K comparable, V any](opts ...Option) *Map[K, V] {
 	cfg := config{granularity: DefaultGranularity}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
+	m := new(Map[K, V])
+	m.configure(cfg)
+	m.ready.Store(true)
+	return m
+}
+
+// configure sets m's fields from cfg.
+func (m *Map[K, V]) configure(cfg config) {
 	if cfg.wheel == nil {
 		cfg.wheel = timewheel.Default()
 	}
-	m := &Map[K, V]{
-		w:            cfg.wheel,
-		gran:         int64(max(cfg.granularity, cfg.wheel.Resolution())),
-		capacity:     cfg.capacity,
-		inline:       cfg.inline,
-		panicHandler: cfg.panicHandler,
-		items:        make(map[K]*entry[K, V]),
-		buckets:      make(map[int64]*bucket[K, V]),
-	}
+	m.keys = keyKindOf(reflect.TypeFor[K]())
+	m.w = cfg.wheel
+	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
+	m.capacity = cfg.capacity
+	m.inline = cfg.inline
+	m.panicHandler = cfg.panicHandler
+	m.items = make(map[K]*entry[K, V])
+	m.buckets = make(map[int64]*bucket[K, V])
 	if cfg.onEvict != nil {
 		f, ok := cfg.onEvict.(func(K, V, Reason))
 		if !ok {
@@ -96,20 +131,97 @@ func New[K comparable, V any](opts ...Option) *Map[K, V] {
 	}
 	m.epoch = m.w.Now()
 	m.idle.L = &m.mu
-	return m
+}
+
+// init configures a zero Map as New with no options would, on its first
+// call; every exported method calls it first.
+func (m *Map[K, V]) init() {
+	if !m.ready.Load() {
+		m.initSlow()
+	}
+}
+
+func (m *Map[K, V]) initSlow() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.ready.Load() {
+		m.configure(config{granularity: DefaultGranularity})
+		m.ready.Store(true)
+	}
+}
+
+// checkKey panics, before m's lock is taken, if k is a key Go's maps
+// cannot hash, which only a K of interface type can hold; and, for Set,
+// if k is or holds a NaN, which a Go map stores but no lookup finds, so
+// that the entry could never be read, deleted or expired.
+func (m *Map[K, V]) checkKey(op string, k K) {
+	if m.keys != plainKeys {
+		if p := keyProblem(k, m.keys, op == "Set"); p != "" {
+			panic(fmt.Sprintf("expiry: %s called with a %s", op, p))
+		}
+	}
+}
+
+// keyKind is what a key of a type K may be that a Go map cannot handle.
+type keyKind uint8
+
+const (
+	plainKeys keyKind = iota // nothing: the compiler checked it all
+	floatKeys                // a NaN: K holds a float
+	anyKeys                  // a NaN or an unhashable value: K is or holds an interface
+)
+
+// keyKindOf returns the keyKind of keys of type t.
+func keyKindOf(t reflect.Type) keyKind {
+	switch t.Kind() {
+	case reflect.Interface:
+		return anyKeys
+	case reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return floatKeys
+	case reflect.Array:
+		return keyKindOf(t.Elem())
+	case reflect.Struct:
+		kind := plainKeys
+		for i := range t.NumField() {
+			kind = max(kind, keyKindOf(t.Field(i).Type))
+		}
+		return kind
+	}
+	return plainKeys
+}
+
+// keyProblem says why k, of a K of the given kind, cannot be a key of the
+// map, or returns "": it is unhashable, or, if set, is or holds a NaN.
+func keyProblem[K comparable](k K, kind keyKind, set bool) string {
+	if kind == anyKeys {
+		if v := reflect.ValueOf(any(k)); v.IsValid() && !v.Comparable() { // a nil interface is a key
+			return fmt.Sprintf("key of unhashable type %T", k)
+		}
+	}
+	if set && k != k {
+		return fmt.Sprintf("key holding NaN (%v), which no lookup finds", k)
+	}
+	return ""
 }
 
 // now returns the wheel's time in ns after m.epoch.
 func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 
 // Set stores v under k for ttl, replacing any value k had (whose callback
-// then says Replaced). It returns an error wrapping ErrTTL if ttl is not
-// positive, and ErrClosed if the map is closed. In a full map, a new key
-// first evicts the entry closest to expiry. The complexity is O(1), plus
-// O(log B) with a capacity when it opens or closes a bucket.
+// then says Replaced). It returns an error wrapping ErrTTL, and repeating
+// ttl, if ttl is not positive; ErrClosed if the map is closed; and one
+// wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
+// closed. Nothing is stored then. In a full map, a new key first evicts
+// the entry closest to expiry. The complexity is O(1), plus O(log B) with
+// a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
+	m.init()
 	if ttl <= 0 {
 		return fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	m.checkKey("Set", k)
+	if err := m.w.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	now := m.now()
 	m.mu.Lock()
@@ -149,6 +261,8 @@ func (m *Map[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) 
 // Get returns the value stored under k and true, or the zero V and false
 // if k has none or its deadline has passed. The complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
+	m.init()
+	m.checkKey("Get", k)
 	now := m.now()
 	m.mu.RLock()
 	e, ok := m.items[k]
@@ -167,6 +281,8 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 // TTL returns the time k has left to live and true, or 0 and false if k
 // has no live entry. The complexity is O(1).
 func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
+	m.init()
+	m.checkKey("TTL", k)
 	now := m.now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -177,10 +293,12 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 }
 
 // Touch renews k's entry without rewriting it: its deadline becomes now
-// plus the ttl it was Set with. It returns false if k has no live entry.
-// The complexity is O(1), plus O(log B) with a capacity when it opens or
-// closes a bucket.
+// plus the ttl it was Set with, saturated at the end of time. It returns
+// false if k has no live entry. The complexity is O(1), plus O(log B)
+// with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Touch(k K) bool {
+	m.init()
+	m.checkKey("Touch", k)
 	now := m.now()
 	m.mu.Lock()
 	e, ok := m.items[k]
@@ -197,6 +315,8 @@ func (m *Map[K, V]) Touch(k K) bool {
 // not run yet, it says Expired and Delete returns false. The complexity is
 // O(1), plus O(log B) with a capacity when it closes a bucket.
 func (m *Map[K, V]) Delete(k K) bool {
+	m.init()
+	m.checkKey("Delete", k)
 	now := m.now()
 	m.mu.Lock()
 	e, ok := m.items[k]
@@ -219,6 +339,7 @@ func (m *Map[K, V]) Delete(k K) bool {
 // plus one tick past it), which Get no longer returns. The complexity is
 // O(1).
 func (m *Map[K, V]) Len() int {
+	m.init()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.items)
@@ -233,6 +354,7 @@ func (m *Map[K, V]) Len() int {
 // where it was. The complexity is O(n + B log B) in time and O(n) in
 // memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
+	m.init()
 	return func(yield func(K, V) bool) {
 		type kv struct {
 			k K
@@ -258,9 +380,17 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 }
 
 // Flush waits until every eviction callback queued before the call has
-// returned. With WithInlineCallbacks there is nothing to wait for. It must
-// not be called from an eviction callback.
+// returned. With WithInlineCallbacks there is nothing to wait for.
+//
+// Flush panics if it is called from an eviction callback or a panic
+// handler, of this Map or of any other: there it could wait for itself,
+// since callbacks run one at a time. The complexity is O(depth of the
+// caller's stack), which Flush reads to know, plus the wait.
 func (m *Map[K, V]) Flush() {
+	m.init()
+	if inCallback() {
+		panic("expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks")
+	}
 	m.mu.Lock()
 	for m.delivering {
 		m.idle.Wait()
@@ -270,11 +400,18 @@ func (m *Map[K, V]) Flush() {
 
 // Close stops the map: its wheel timers are stopped, its entries are
 // dropped without callbacks, and Close waits until the callbacks queued
-// before it have returned. Later calls to Set and Restore return
-// ErrClosed; Get finds nothing. Close returns ErrClosed if the map was
-// closed already. It must not be called from an eviction callback. The
-// complexity is O(n + B).
+// before it have returned. Later calls to Set, Snapshot and Restore
+// return ErrClosed; Get finds nothing. Close returns ErrClosed if the map
+// was closed already.
+//
+// Called from an eviction callback or a panic handler, of this Map or of
+// any other, Close does not wait, since it could wait for itself: it
+// closes the map and returns at once. The callbacks queued before it are
+// still delivered; if the caller is one of this map's, after it returns.
+// The complexity is O(n + B), plus the depth of the caller's stack, which
+// Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
+	m.init()
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -288,6 +425,10 @@ func (m *Map[K, V]) Close() error {
 	clear(m.buckets)
 	clear(m.items)
 	m.order, m.last = nil, nil
+	if m.delivering && inCallback() {
+		m.mu.Unlock()
+		return nil
+	}
 	for m.delivering {
 		m.idle.Wait()
 	}

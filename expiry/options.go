@@ -7,7 +7,8 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// An Option configures a Map made by New.
+// An Option configures a Map made by New. New ignores a nil Option. When
+// two Options set the same thing, the later one wins.
 type Option func(*config)
 
 type config struct {
@@ -25,10 +26,14 @@ const DefaultGranularity = 100 * time.Millisecond
 
 // WithWheel sets the wheel whose timers expire the entries and whose clock
 // the map reads (default [timewheel.Default]). Tests pass a wheel on a
-// [clock.Virtual]. WithWheel panics if w is nil.
+// [clock.Virtual]. WithWheel panics if w is nil or a zero Wheel, not made
+// by timewheel.New. See [Map] for a wheel closed under the map.
 func WithWheel(w *timewheel.Wheel) Option {
 	if w == nil {
 		panic("expiry: WithWheel: nil wheel")
+	}
+	if w.Resolution() <= 0 { // every wheel New makes has a tick
+		panic("expiry: WithWheel: a zero Wheel; make one with timewheel.New")
 	}
 	return func(c *config) { c.wheel = w }
 }
@@ -51,7 +56,7 @@ func WithGranularity(d time.Duration) Option {
 // the package documentation. WithCapacity panics if n is negative.
 func WithCapacity(n int) Option {
 	if n < 0 {
-		panic(fmt.Sprintf("expiry: WithCapacity: negative capacity %d", n))
+		panic(fmt.Sprintf("expiry: WithCapacity: negative capacity %d (0 means no bound)", n))
 	}
 	return func(c *config) { c.capacity = n }
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/timewheel/timewheel/internal/snapshot"
@@ -59,9 +60,16 @@ const farDeadline = math.MaxInt64
 var farWall = time.Unix(0, farDeadline)
 
 // Snapshot writes the live entries, with their deadlines, to w, so that
-// Restore can read them back after a restart. It returns an error if w
-// fails or gob cannot encode a key or value. The complexity is O(n); the
-// lock is held only while the entries are copied.
+// Restore can read them back after a restart. It returns the error of w
+// if w fails; ErrClosed on a closed map, whose entries are gone; and an
+// error wrapping ErrUnencodable, naming the entry and the type, for a key
+// or value a snapshot cannot hold as it is (see ErrUnencodable): before
+// it writes anything if its own checks find it, or after a part of the
+// snapshot if gob alone refuses it (an unregistered type in an
+// interface). A part of a snapshot is none: Restore refuses it. Snapshot
+// panics if w is nil. The complexity is O(n), plus the size of the keys
+// and values that hold interfaces or refer to themselves, which are
+// looked into; the lock is held only while the entries are copied.
 //
 // The format, version 1, is:
 //
@@ -77,31 +85,50 @@ var farWall = time.Unix(0, farDeadline)
 //
 // Entries come in bucket order, as from All.
 func (m *Map[K, V]) Snapshot(w io.Writer) error {
-	recs := m.records()
-	err := format.Write(w, func(enc *gob.Encoder) error {
+	if w == nil {
+		panic("expiry: Snapshot called with a nil io.Writer")
+	}
+	m.init()
+	recs, err := m.records()
+	if err != nil {
+		return err
+	}
+	if err := checkRecords(recs); err != nil {
+		return err
+	}
+	err = format.Write(w, func(enc *gob.Encoder) error {
 		if err := enc.Encode(snapHeader{Saved: m.w.Now().UnixNano(), Count: len(recs)}); err != nil {
 			return err
 		}
-		for len(recs) > 0 {
-			n := min(len(recs), snapChunk)
-			if err := enc.Encode(recs[:n]); err != nil {
+		for off := 0; off < len(recs); off += snapChunk {
+			chunk := recs[off:min(off+snapChunk, len(recs))]
+			if err := enc.Encode(chunk); err != nil {
+				if bad := locateEncodeError(chunk, off, len(recs)); bad != nil {
+					return bad
+				}
 				return err
 			}
-			recs = recs[n:]
 		}
 		return nil
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnencodable):
+		return err
+	case err != nil:
 		return fmt.Errorf("expiry: Snapshot: %w", err)
 	}
 	return nil
 }
 
-// records copies the live entries for a snapshot.
-func (m *Map[K, V]) records() []snapEntry[K, V] {
+// records copies the live entries for a snapshot; it returns ErrClosed
+// on a closed map.
+func (m *Map[K, V]) records() ([]snapEntry[K, V], error) {
 	now := m.now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
 	recs := make([]snapEntry[K, V], 0, len(m.items))
 	for _, b := range m.sortedBucketsLocked() {
 		for e := b.head; e != nil; e = e.next {
@@ -114,7 +141,7 @@ func (m *Map[K, V]) records() []snapEntry[K, V] {
 			}
 		}
 	}
-	return recs
+	return recs, nil
 }
 
 // Restore reads a snapshot written by Snapshot and sets its entries, each
@@ -128,12 +155,25 @@ func (m *Map[K, V]) records() []snapEntry[K, V] {
 // Restore reads the whole input before it changes anything: for input that
 // is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
 // for an unknown format version one wrapping ErrVersion, and the map is
-// left as it was. It returns ErrClosed on a closed map. The complexity is
-// O(n) in the entries read.
+// left as it was. It returns ErrClosed on a closed map, and an error
+// wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
+// closed. On a Map whose K or V no snapshot can hold, such as a func, it
+// returns an error wrapping ErrUnencodable without reading r. Restore
+// panics if r is nil. The complexity is O(n) in the entries read.
 func (m *Map[K, V]) Restore(r io.Reader) error {
+	if r == nil {
+		panic("expiry: Restore called with a nil io.Reader")
+	}
+	m.init()
+	if _, err := checkTypes[K, V](0); err != nil {
+		return err
+	}
 	recs, err := readSnapshot[K, V](r)
 	if err != nil {
 		return err
+	}
+	if err := m.w.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	now := m.now()
 	nowWall := m.epoch.Add(time.Duration(now))
@@ -182,9 +222,15 @@ func readSnapshot[K comparable, V any](r io.Reader) ([]snapEntry[K, V], error) {
 			}
 			recs = append(recs, chunk...)
 		}
+		keys := keyKindOf(reflect.TypeFor[K]())
 		for i, rec := range recs {
 			if rec.TTL <= 0 {
 				return fmt.Errorf("%w: entry %d: non-positive ttl %v", ErrCorrupt, i, time.Duration(rec.TTL))
+			}
+			if keys != plainKeys {
+				if p := keyProblem(rec.Key, keys, true); p != "" {
+					return fmt.Errorf("%w: entry %d of %d: %s", ErrCorrupt, i, len(recs), p)
+				}
 			}
 		}
 		return nil

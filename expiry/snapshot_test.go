@@ -132,17 +132,6 @@ func TestRestoreBadInput(t *testing.T) {
 	}
 }
 
-func TestSnapshotUnencodable(t *testing.T) {
-	type hidden struct{ x int }
-	m := New[string, hidden](WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))))
-	defer m.Close()
-	m.Set("c", hidden{1}, time.Minute)
-	err := m.Snapshot(new(bytes.Buffer))
-	if err == nil || !strings.HasPrefix(err.Error(), "expiry: Snapshot: ") {
-		t.Fatalf("Snapshot of a value without exported fields: %v", err)
-	}
-}
-
 // A TTL that puts the deadline past 2262, the end of Unix nanoseconds,
 // survives a snapshot round trip as a far deadline, at least as far as it
 // was, with no callback: the package accepts any positive time.Duration,

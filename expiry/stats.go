@@ -30,6 +30,7 @@ type Stats struct {
 
 // Stats returns what the map holds and has done. The complexity is O(1).
 func (m *Map[K, V]) Stats() Stats {
+	m.init()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return Stats{

@@ -1,0 +1,984 @@
+package expiry
+
+import (
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
+)
+
+// A misuse is one wrong use of the package and what must come of it: a
+// panic whose message is exactly panic; or an error wrapping is whose
+// text is exactly err; or, with neither, no panic and no error, run
+// checking the outcome itself (the zero value or package time's
+// behaviour). run returns the error of the call under test.
+type misuse struct {
+	name  string
+	run   func(t *testing.T) error
+	panic string
+	is    error
+	err   string
+}
+
+// checkMisuse runs one misuse and checks what came of it.
+func checkMisuse(t *testing.T, c misuse) {
+	t.Helper()
+	var (
+		err      error
+		p        any
+		panicked = true
+	)
+	func() {
+		defer func() {
+			if panicked {
+				p = recover()
+			}
+		}()
+		err = c.run(t)
+		panicked = false
+	}()
+	switch {
+	case panicked && c.panic == "":
+		t.Fatalf("%s: panic %v, want none", c.name, p)
+	case panicked && fmt.Sprint(p) != c.panic:
+		t.Fatalf("%s: panic %q, want %q", c.name, fmt.Sprint(p), c.panic)
+	case panicked:
+	case c.panic != "":
+		t.Fatalf("%s: no panic (error %v), want panic %q", c.name, err, c.panic)
+	case c.is == nil && err != nil:
+		t.Fatalf("%s: error %v, want none", c.name, err)
+	case c.is != nil && !errors.Is(err, c.is):
+		t.Fatalf("%s: error %v, want one wrapping %v", c.name, err, c.is)
+	case c.is != nil && err.Error() != c.err:
+		t.Fatalf("%s: error %q, want %q", c.name, err.Error(), c.err)
+	}
+}
+
+func runMisuses(t *testing.T, cases []misuse) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkMisuse(t, c) })
+	}
+}
+
+// lockFree fails t if m's lock is held: a panic inside the map must not
+// leave it locked, or every later call would hang.
+func lockFree[K comparable, V any](t *testing.T, m *Map[K, V]) {
+	t.Helper()
+	if !m.mu.TryLock() {
+		t.Fatal("the map's lock is held after the call: every later call hangs")
+	}
+	m.mu.Unlock()
+}
+
+// TestZeroMap: the zero Map, declared or made by new, is an empty map as
+// New with no options makes it, whichever method is called first.
+func TestZeroMap(t *testing.T) {
+	first := map[string]func(m *Map[string, int]) error{
+		"Set":   func(m *Map[string, int]) error { return m.Set("k", 1, time.Hour) },
+		"Get":   func(m *Map[string, int]) error { return wantMissing(m.Get("k")) },
+		"TTL":   func(m *Map[string, int]) error { return wantMissing(m.TTL("k")) },
+		"Touch": func(m *Map[string, int]) error { return wantFalse("Touch", m.Touch("k")) },
+		"Delete": func(m *Map[string, int]) error {
+			return wantFalse("Delete", m.Delete("k"))
+		},
+		"Len": func(m *Map[string, int]) error { return wantInt("Len", m.Len(), 0) },
+		"All": func(m *Map[string, int]) error {
+			for k := range m.All() {
+				return fmt.Errorf("All yields %q", k)
+			}
+			return nil
+		},
+		"Stats": func(m *Map[string, int]) error {
+			if s := m.Stats(); s != (Stats{}) {
+				return fmt.Errorf("Stats = %+v", s)
+			}
+			return nil
+		},
+		"Flush":    func(m *Map[string, int]) error { m.Flush(); return nil },
+		"Snapshot": func(m *Map[string, int]) error { return m.Snapshot(new(bytes.Buffer)) },
+		"Restore": func(m *Map[string, int]) error {
+			var buf bytes.Buffer
+			if err := New[string, int]().Snapshot(&buf); err != nil {
+				return err
+			}
+			return m.Restore(&buf)
+		},
+	}
+	var cases []misuse
+	for _, how := range []string{"var", "new"} {
+		for _, name := range slices.Sorted(maps.Keys(first)) {
+			cases = append(cases, misuse{
+				name: fmt.Sprintf("%s Map: %s first", how, name),
+				run: func(t *testing.T) error {
+					m := new(Map[string, int])
+					if how == "var" {
+						var zero Map[string, int]
+						m = &zero
+					}
+					if err := first[name](m); err != nil {
+						return err
+					}
+					return useZero(m)
+				},
+			})
+		}
+		cases = append(cases, misuse{
+			name: how + " Map: first used by 8 goroutines at once",
+			run: func(t *testing.T) error {
+				m := new(Map[string, int])
+				if how == "var" {
+					var zero Map[string, int]
+					m = &zero
+				}
+				defer m.Close()
+				var wg sync.WaitGroup
+				for i := range 8 {
+					wg.Go(func() { m.Set(fmt.Sprint(i), i, time.Hour) })
+				}
+				wg.Wait()
+				return wantInt("Len", m.Len(), 8)
+			},
+		})
+		cases = append(cases, misuse{
+			name: how + " Map: Close first",
+			run: func(t *testing.T) error {
+				var m Map[string, int]
+				if err := m.Close(); err != nil {
+					return err
+				}
+				if err := m.Set("k", 1, time.Hour); !errors.Is(err, ErrClosed) {
+					return fmt.Errorf("Set after Close: %v", err)
+				}
+				return m.Close()
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed",
+		})
+	}
+	runMisuses(t, cases)
+}
+
+// useZero checks that m, a zero Map after one call, works as New's: on
+// the default wheel, with the default granularity, no capacity and no
+// callback; then closes it.
+func useZero(m *Map[string, int]) error {
+	defer m.Close()
+	m.Delete("k") // what the first call may have set
+	if err := m.Set("a", 1, time.Hour); err != nil {
+		return err
+	}
+	if err := m.Set("a", 2, time.Hour); err != nil {
+		return err
+	}
+	if v, ok := m.Get("a"); !ok || v != 2 {
+		return fmt.Errorf("Get = %v, %v", v, ok)
+	}
+	if ttl, ok := m.TTL("a"); !ok || ttl <= 0 || ttl > time.Hour {
+		return fmt.Errorf("TTL = %v, %v", ttl, ok)
+	}
+	if !m.Touch("a") || m.Len() != 1 || m.w != timewheel.Default() || m.gran != int64(DefaultGranularity) {
+		return fmt.Errorf("Touch, Len %d, wheel, granularity %v: not New's", m.Len(), time.Duration(m.gran))
+	}
+	if s := m.Stats(); s.Entries != 1 || s.Buckets != 1 || s.Replaced != 1 {
+		return fmt.Errorf("Stats = %+v", s)
+	}
+	var buf bytes.Buffer
+	if err := m.Snapshot(&buf); err != nil {
+		return err
+	}
+	var again Map[string, int]
+	defer again.Close()
+	if err := again.Restore(&buf); err != nil {
+		return err
+	}
+	if v, ok := again.Get("a"); !ok || v != 2 {
+		return fmt.Errorf("restored Get = %v, %v", v, ok)
+	}
+	if !m.Delete("a") || m.Len() != 0 {
+		return fmt.Errorf("Delete, Len %d", m.Len())
+	}
+	m.Flush()
+	return m.verify()
+}
+
+func wantMissing[T comparable](v T, ok bool) error {
+	var zero T
+	if ok || v != zero {
+		return fmt.Errorf("found %v, %v in an empty map", v, ok)
+	}
+	return nil
+}
+
+func wantFalse(what string, got bool) error {
+	if got {
+		return fmt.Errorf("%s = true on an empty map", what)
+	}
+	return nil
+}
+
+func wantInt(what string, got, want int) error {
+	if got != want {
+		return fmt.Errorf("%s = %d, want %d", what, got, want)
+	}
+	return nil
+}
+
+// TestMisuseArguments: nil arguments, nil options and the extremes of
+// every duration and count.
+func TestMisuseArguments(t *testing.T) {
+	runMisuses(t, []misuse{
+		{
+			name: "zero Reason, and one out of range",
+			run: func(t *testing.T) error {
+				if got := Reason(0).String() + " " + Reason(200).String(); got != "Reason(0) Reason(200)" {
+					return fmt.Errorf("String: %q", got)
+				}
+				return nil
+			},
+		},
+		{
+			name:  "Restore(nil)",
+			run:   func(t *testing.T) error { return newFixture(t).m.Restore(nil) },
+			panic: "expiry: Restore called with a nil io.Reader",
+		},
+		{
+			name:  "Snapshot(nil)",
+			run:   func(t *testing.T) error { return newFixture(t).m.Snapshot(nil) },
+			panic: "expiry: Snapshot called with a nil io.Writer",
+		},
+		{
+			name: "New(nil option)",
+			run: func(t *testing.T) error {
+				m := New[string, int](nil, WithCapacity(1), nil)
+				defer m.Close()
+				if m.capacity != 1 || m.w != timewheel.Default() {
+					return fmt.Errorf("a nil Option changed the options around it")
+				}
+				return nil
+			},
+		},
+		{name: "WithWheel(nil)", run: func(t *testing.T) error { WithWheel(nil); return nil }, panic: "expiry: WithWheel: nil wheel"},
+		{
+			name:  "WithWheel(zero Wheel)",
+			run:   func(t *testing.T) error { New[string, int](WithWheel(new(timewheel.Wheel))); return nil },
+			panic: "expiry: WithWheel: a zero Wheel; make one with timewheel.New",
+		},
+		{
+			name:  "WithOnEvict(nil)",
+			run:   func(t *testing.T) error { WithOnEvict[string, int](nil); return nil },
+			panic: "expiry: WithOnEvict: nil callback",
+		},
+		{
+			name: "WithOnEvict of other types",
+			run: func(t *testing.T) error {
+				New[string, int](WithOnEvict(func(int, int, Reason) {}))
+				return nil
+			},
+			panic: "expiry: New: WithOnEvict callback is func(int, int, expiry.Reason), want func(string, int, expiry.Reason)",
+		},
+		{
+			name:  "WithPanicHandler(nil)",
+			run:   func(t *testing.T) error { WithPanicHandler(nil); return nil },
+			panic: "expiry: WithPanicHandler: nil handler",
+		},
+		{name: "Set ttl 0", run: setTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
+		{name: "Set ttl -1ns", run: setTTL(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
+		{name: "Set ttl MinInt64", run: setTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s"},
+		{
+			name: "Set ttl MaxInt64",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, math.MaxInt64)
+				f.advanceTo(1000 * time.Hour)
+				f.wantGet("k", 1, true)
+				if !f.m.Touch("k") {
+					return errors.New("Touch = false")
+				}
+				// saturated at the end of time, as DESIGN says
+				if ttl, ok := f.m.TTL("k"); !ok || ttl != math.MaxInt64-1000*time.Hour {
+					return fmt.Errorf("TTL = %v, %v", ttl, ok)
+				}
+				f.wantEvicted()
+				return nil
+			},
+		},
+		{
+			name: "Set ttl 1ns, below the tick",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, 1)
+				f.wantGet("k", 1, true)
+				f.advanceTo(1)
+				f.wantGet("k", 0, false)
+				f.wantEvicted()
+				f.advanceTo(DefaultGranularity)
+				f.wantEvicted(evicted{"k", 1, Expired, DefaultGranularity})
+				return nil
+			},
+		},
+		{
+			name:  "WithCapacity(-1)",
+			run:   func(t *testing.T) error { WithCapacity(-1); return nil },
+			panic: "expiry: WithCapacity: negative capacity -1 (0 means no bound)",
+		},
+		{
+			name:  "WithCapacity(MinInt)",
+			run:   func(t *testing.T) error { WithCapacity(math.MinInt); return nil },
+			panic: "expiry: WithCapacity: negative capacity -9223372036854775808 (0 means no bound)",
+		},
+		{name: "WithCapacity(0) is no bound", run: capacity(0, 5, 0)},
+		{name: "WithCapacity(1)", run: capacity(1, 3, 2)},
+		{name: "WithCapacity(MaxInt)", run: capacity(math.MaxInt, 5, 0)},
+		{
+			name:  "WithGranularity(0)",
+			run:   func(t *testing.T) error { WithGranularity(0); return nil },
+			panic: "expiry: WithGranularity: non-positive granularity 0s",
+		},
+		{
+			name:  "WithGranularity(MinInt64)",
+			run:   func(t *testing.T) error { WithGranularity(math.MinInt64); return nil },
+			panic: "expiry: WithGranularity: non-positive granularity -2562047h47m16.854775808s",
+		},
+		{
+			name: "WithGranularity(1ns) is the wheel's tick",
+			run: func(t *testing.T) error {
+				f := newFixture(t, WithGranularity(1))
+				f.set("k", 1, 1)
+				f.advanceTo(time.Millisecond)
+				f.wantEvicted(evicted{"k", 1, Expired, time.Millisecond})
+				return nil
+			},
+		},
+		{
+			name: "WithGranularity(MaxInt64)",
+			run: func(t *testing.T) error {
+				f := newFixture(t, WithGranularity(math.MaxInt64))
+				f.set("k", 1, time.Second)
+				f.set("j", 1, time.Hour)
+				f.advanceTo(2 * time.Second)
+				f.wantGet("k", 0, false) // readers check the deadline itself
+				f.wantGet("j", 1, true)
+				f.wantEvicted() // one bucket, at the end of time, as asked
+				return wantInt("Buckets", f.m.Stats().Buckets, 1)
+			},
+		},
+	})
+}
+
+func setTTL(ttl time.Duration) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		f := newFixture(t)
+		err := f.m.Set("k", 1, ttl)
+		if f.m.Len() != 0 {
+			t.Errorf("Set with ttl %v stored an entry", ttl)
+		}
+		return err
+	}
+}
+
+// capacity sets n keys in a map of capacity c and wants evicted of them
+// evicted for room.
+func capacity(c, n, evicted int) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		f := newFixture(t, WithCapacity(c))
+		for i := range n {
+			f.set(fmt.Sprint(i), i, time.Duration(i+1)*time.Hour)
+		}
+		if got := len(f.take()); got != evicted || f.m.Len() != n-evicted {
+			return fmt.Errorf("capacity %d, %d keys: %d evicted, Len %d; want %d evicted", c, n, got, f.m.Len(), evicted)
+		}
+		return nil
+	}
+}
+
+// TestMisuseAfterClose: a second Close, every method after Close, and a
+// map whose wheel was closed under it.
+func TestMisuseAfterClose(t *testing.T) {
+	closed := func(t *testing.T) *fixture {
+		f := newFixture(t)
+		f.set("k", 1, time.Hour)
+		if err := f.m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	var snap bytes.Buffer
+	if err := New[string, int](WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(start))))).Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	runMisuses(t, []misuse{
+		{name: "Close twice", run: func(t *testing.T) error { return closed(t).m.Close() }, is: ErrClosed, err: "expiry: map closed"},
+		{name: "Set after Close", run: func(t *testing.T) error { return closed(t).m.Set("j", 1, time.Hour) }, is: ErrClosed, err: "expiry: map closed"},
+		{
+			name: "Restore after Close",
+			run: func(t *testing.T) error {
+				return closed(t).m.Restore(bytes.NewReader(snap.Bytes()))
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed",
+		},
+		{
+			name: "Snapshot after Close",
+			run:  func(t *testing.T) error { return closed(t).m.Snapshot(new(bytes.Buffer)) },
+			is:   ErrClosed,
+			err:  "expiry: map closed",
+		},
+		{
+			name: "readers after Close",
+			run: func(t *testing.T) error {
+				f := closed(t)
+				f.wantGet("k", 0, false)
+				if _, ok := f.m.TTL("k"); ok || f.m.Touch("k") || f.m.Delete("k") || f.m.Len() != 0 {
+					return errors.New("a closed map still holds k")
+				}
+				for k := range f.m.All() {
+					return fmt.Errorf("All yields %q after Close", k)
+				}
+				f.m.Flush()
+				f.wantEvicted()
+				return nil
+			},
+		},
+		{
+			name: "Set on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.w.Close()
+				err := f.m.Set("k", 1, time.Hour)
+				if !errors.Is(err, timewheel.ErrClosed) || f.m.Len() != 0 {
+					t.Errorf("Set on a closed wheel: %v, Len %d; want timewheel.ErrClosed too, and nothing stored", err, f.m.Len())
+				}
+				return err
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed: timewheel: wheel closed",
+		},
+		{
+			name: "Restore on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.w.Close()
+				err := f.m.Restore(bytes.NewReader(snap.Bytes()))
+				if !errors.Is(err, timewheel.ErrClosed) {
+					t.Errorf("Restore on a closed wheel: %v; want timewheel.ErrClosed too", err)
+				}
+				return err
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed: timewheel: wheel closed",
+		},
+	})
+}
+
+// fromCallback runs f from the eviction callback of the first of two
+// entries that expire together, on a wheel with the real clock in a
+// synctest bubble, inline or on the delivery goroutine, and returns f's
+// error. A panic of f reaches the panic handler and is raised again here,
+// after the bubble, so that the table sees it. It fails t if f does not
+// return, or if the callback of the second entry, queued before f ran,
+// is lost.
+func fromCallback(t *testing.T, inline bool, f func(m *Map[string, int]) error) error {
+	t.Helper()
+	var (
+		err      error
+		returned bool
+		panicked []any
+		got      []string
+	)
+	synctest.Test(t, func(t *testing.T) {
+		w := timewheel.New()
+		defer w.Close()
+		var m *Map[string, int]
+		opts := []Option{
+			WithWheel(w),
+			WithPanicHandler(func(v any) { panicked = append(panicked, v) }),
+			WithOnEvict(func(k string, v int, why Reason) {
+				got = append(got, k+" "+why.String())
+				if k == "a" {
+					err = f(m)
+					returned = true
+				}
+			}),
+		}
+		if inline {
+			opts = append(opts, WithInlineCallbacks())
+		}
+		m = New[string, int](opts...)
+		defer m.Close()
+		m.Set("a", 1, time.Second)
+		m.Set("b", 2, time.Second)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !returned && len(panicked) == 0 {
+			t.Fatal("the call from the eviction callback never returned")
+		}
+		if want := []string{"a expired", "b expired"}; len(got) < 2 || !slices.Equal(got[:2], want) {
+			t.Errorf("callbacks %v, want %v first", got, want)
+		}
+	})
+	if len(panicked) > 0 {
+		panic(panicked[0])
+	}
+	return err
+}
+
+// TestMisuseReentrant: calls from inside an eviction callback, of the
+// same map or of another.
+func TestMisuseReentrant(t *testing.T) {
+	var cases []misuse
+	for _, inline := range []bool{false, true} {
+		mode := fmt.Sprint("inline=", inline)
+		cases = append(cases,
+			misuse{
+				name: "Close from its callback, " + mode,
+				run: func(t *testing.T) error {
+					return fromCallback(t, inline, func(m *Map[string, int]) error {
+						err := m.Close()
+						if err2 := m.Set("c", 1, time.Hour); !errors.Is(err2, ErrClosed) {
+							t.Errorf("Set after a Close from a callback: %v", err2)
+						}
+						return err
+					})
+				},
+			},
+			misuse{
+				name: "Close twice from its callback, " + mode,
+				run: func(t *testing.T) error {
+					return fromCallback(t, inline, func(m *Map[string, int]) error {
+						m.Close()
+						return m.Close()
+					})
+				},
+				is:  ErrClosed,
+				err: "expiry: map closed",
+			},
+			misuse{
+				name: "Flush from its callback, " + mode,
+				run: func(t *testing.T) error {
+					return fromCallback(t, inline, func(m *Map[string, int]) error { m.Flush(); return nil })
+				},
+				panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+			},
+			misuse{
+				name: "Close of another map from a callback, " + mode,
+				run: func(t *testing.T) error {
+					other := New[string, int]()
+					other.Set("x", 1, time.Hour)
+					err := fromCallback(t, inline, func(*Map[string, int]) error { return other.Close() })
+					if other.Len() != 0 {
+						t.Error("the other map was not closed")
+					}
+					return err
+				},
+			},
+			misuse{
+				name: "Flush of another map from a callback, " + mode,
+				run: func(t *testing.T) error {
+					other := New[string, int]()
+					defer other.Close()
+					return fromCallback(t, inline, func(*Map[string, int]) error { other.Flush(); return nil })
+				},
+				panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+			},
+			misuse{
+				name: "Set, Delete, Snapshot and Restore from its callback, " + mode,
+				run: func(t *testing.T) error {
+					return fromCallback(t, inline, func(m *Map[string, int]) error {
+						var buf bytes.Buffer
+						return errors.Join(m.Set("c", 1, time.Hour), m.Snapshot(&buf), m.Restore(&buf),
+							wantFalse("Delete", m.Delete("nope")))
+					})
+				},
+			},
+		)
+	}
+	cases = append(cases, misuse{
+		name: "Flush from the panic handler, inline=true",
+		run: func(t *testing.T) error {
+			var p any
+			synctest.Test(t, func(t *testing.T) {
+				w := timewheel.New()
+				defer w.Close()
+				var m *Map[string, int]
+				m = New[string, int](WithWheel(w), WithInlineCallbacks(),
+					WithOnEvict(func(_ string, v int, _ Reason) {
+						if v < 0 {
+							panic("callback")
+						}
+					}),
+					WithPanicHandler(func(any) { m.Flush() }))
+				defer m.Close()
+				m.Set("a", -1, time.Hour)
+				func() {
+					defer func() { p = recover() }()
+					m.Delete("a")
+				}()
+				lockFree(t, m)
+				m.Set("b", 1, time.Hour)
+				if !m.Delete("b") || m.Stats().Deleted != 2 {
+					t.Error("the map does not work after the panic")
+				}
+			})
+			if p != nil {
+				panic(p)
+			}
+			return nil
+		},
+		panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+	})
+	cases = append(cases, misuse{
+		name: "Close from the panic handler",
+		run: func(t *testing.T) error {
+			var m *Map[string, int]
+			var err error
+			synctest.Test(t, func(t *testing.T) {
+				w := timewheel.New()
+				defer w.Close()
+				m = New[string, int](WithWheel(w),
+					WithOnEvict(func(string, int, Reason) { panic("callback") }),
+					WithPanicHandler(func(any) { err = m.Close() }))
+				defer m.Close()
+				m.Set("a", 1, time.Second)
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				if m.Set("b", 1, time.Second) != ErrClosed {
+					t.Error("the map is open after a Close from the panic handler")
+				}
+			})
+			return err
+		},
+	})
+	runMisuses(t, cases)
+}
+
+// Types a snapshot cannot hold, and some it can.
+type (
+	onlyUnexported struct{ x int }
+	someUnexported struct {
+		A int
+		b int
+	}
+	withFunc struct {
+		Name string
+		F    func()
+	}
+	withChan struct{ C chan int }
+	node     struct {
+		N    int
+		Next *node
+	}
+	unregistered struct{ A int }
+	fine         struct {
+		A  int
+		_  int       // blank: holds nothing by convention
+		T  time.Time // encodes itself
+		P  *int
+		S  []string
+		M  map[string]float64
+		I  any
+		in struct{} // no data
+	}
+)
+
+// snapshotOf returns the error of a Snapshot of a map holding vs, in this
+// order, under keys "0", "1"..., and of a Restore of it into a map of the
+// same types.
+func snapshotOf[K comparable, V any](t *testing.T, keys []K, vs ...V) error {
+	t.Helper()
+	clk := clock.NewVirtual(start)
+	w := timewheel.New(timewheel.WithClock(clk))
+	defer w.Close()
+	m := New[K, V](WithWheel(w))
+	defer m.Close()
+	for i, v := range vs {
+		if err := m.Set(keys[i], v, time.Duration(i+1)*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := m.Snapshot(&buf); err != nil {
+		return err
+	}
+	dst := New[K, V](WithWheel(w))
+	defer dst.Close()
+	if err := dst.Restore(&buf); err != nil {
+		return err
+	}
+	if dst.Len() != len(vs) {
+		t.Errorf("%d entries restored of %d", dst.Len(), len(vs))
+	}
+	return nil
+}
+
+func strKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprint(i)
+	}
+	return keys
+}
+
+// TestMisuseSnapshot: values and keys a snapshot cannot hold are an error
+// naming the entry and the type, never a snapshot that restores zero
+// values; one with a cycle is such an error, not a stack overflow.
+func TestMisuseSnapshot(t *testing.T) {
+	cyclic := &node{N: 1}
+	cyclic.Next = &node{N: 2, Next: cyclic}
+	one := 1
+	runMisuses(t, []misuse{
+		{
+			name: "func value",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), func() {}) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type func(): gob cannot encode a func",
+		},
+		{
+			name: "func values, none set",
+			run:  func(t *testing.T) error { return snapshotOf[string, func()](t, nil) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
+		},
+		{
+			name: "chan value",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(2), make(chan int), nil) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 2: value of type chan int: gob cannot encode a chan",
+		},
+		{
+			name: "chan key",
+			run: func(t *testing.T) error {
+				return snapshotOf(t, []chan int{make(chan int), make(chan int)}, 1, 2)
+			},
+			is:  ErrUnencodable,
+			err: "expiry: snapshot cannot hold entry 0 of 2: key of type chan int: gob cannot encode a chan",
+		},
+		{
+			name: "pointer key",
+			run:  func(t *testing.T) error { return snapshotOf(t, []*int{new(int)}, 1) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: key of type *int: a key's pointer is compared by address, which a snapshot cannot keep",
+		},
+		{
+			name: "pointer in an interface key",
+			run:  func(t *testing.T) error { return snapshotOf[any, int](t, []any{"a", new(int)}, 1, 2) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 1 of 2: key of type interface {} holding *int: a key's pointer is compared by address, which a snapshot cannot keep",
+		},
+		{
+			name: "struct of unexported fields only",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), onlyUnexported{1}) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.onlyUnexported: field x is unexported, and gob drops it",
+		},
+		{
+			name: "struct with an unexported field",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), someUnexported{1, 2}) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.someUnexported: field b is unexported, and gob drops it",
+		},
+		{
+			name: "struct with a func field",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), withFunc{"n", nil}) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.withFunc: field F of type func(): gob cannot encode a func",
+		},
+		{
+			name: "slice of structs with a chan field",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), []withChan{{}}) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type []expiry.withChan: element of type expiry.withChan: field C of type chan int: gob cannot encode a chan",
+		},
+		{
+			name: "func in an interface, second of three",
+			run:  func(t *testing.T) error { return snapshotOf[string, any](t, strKeys(3), 1, func() {}, 2) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 1 of 3: value of type interface {} holding func(): gob cannot encode a func",
+		},
+		{
+			name: "unregistered type in an interface",
+			run: func(t *testing.T) error {
+				return snapshotOf[string, any](t, strKeys(3), 1, 2, unregistered{3})
+			},
+			is:  ErrUnencodable,
+			err: "expiry: snapshot cannot hold entry 2 of 3: gob: type not registered for interface: expiry.unregistered",
+		},
+		{
+			name: "cycle",
+			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(2), &node{N: 0}, cyclic) },
+			is:   ErrUnencodable,
+			err:  "expiry: snapshot cannot hold entry 1 of 2: value of type *expiry.node: field Next of type *expiry.node: field Next of type *expiry.node: a cycle, which gob would follow for ever",
+		},
+		{
+			name: "types a snapshot holds",
+			run: func(t *testing.T) error {
+				return snapshotOf(t, strKeys(2), fine{A: 1, T: start, P: &one, S: []string{"s"}, M: map[string]float64{"f": 1}, I: 2},
+					fine{I: []int{1}})
+			},
+		},
+		{
+			name: "shared pointers are no cycle",
+			run: func(t *testing.T) error {
+				shared := &node{N: 1}
+				return snapshotOf(t, strKeys(1), []*node{shared, shared})
+			},
+		},
+		{
+			name: "Restore into a map of funcs",
+			run: func(t *testing.T) error {
+				var buf bytes.Buffer
+				if err := newFixture(t).m.Snapshot(&buf); err != nil {
+					return err
+				}
+				return New[string, func()](WithWheel(newFixture(t).w)).Restore(&buf)
+			},
+			is:  ErrUnencodable,
+			err: "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
+		},
+	})
+}
+
+// TestMisuseKeys: keys a Go map cannot handle. A Map whose K is an
+// interface type takes keys Go's maps cannot hash (slices, maps, funcs):
+// each method refuses one with a panic naming the type, and leaves the
+// map unlocked and working, as sync.Map does. A NaN key, which a Go map
+// stores but never finds, is refused by Set and found by no lookup.
+// Restore of a snapshot holding either is corrupt.
+func TestMisuseKeys(t *testing.T) {
+	var once sync.Once
+	calls := map[string]func(m *Map[any, int]) error{
+		"Set":    func(m *Map[any, int]) error { return m.Set([]int{1}, 1, time.Hour) },
+		"Get":    func(m *Map[any, int]) error { m.Get(map[int]int{}); return nil },
+		"TTL":    func(m *Map[any, int]) error { m.TTL([]int{1}); return nil },
+		"Touch":  func(m *Map[any, int]) error { m.Touch(func() {}); return nil },
+		"Delete": func(m *Map[any, int]) error { m.Delete([]int{1}); return nil },
+	}
+	types := map[string]string{"Set": "[]int", "Get": "map[int]int", "TTL": "[]int", "Touch": "func()", "Delete": "[]int"}
+	var cases []misuse
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
+		cases = append(cases, misuse{
+			name: name,
+			run: func(t *testing.T) error {
+				w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+				defer w.Close()
+				m := New[any, int](WithWheel(w))
+				defer m.Close()
+				m.Set("ok", 1, time.Hour)
+				defer func() {
+					lockFree(t, m)
+					if v, ok := m.Get("ok"); !ok || v != 1 {
+						t.Errorf("Get after the panic = %v, %v", v, ok)
+					}
+				}()
+				return calls[name](m)
+			},
+			panic: fmt.Sprintf("expiry: %s called with a key of unhashable type %s", name, types[name]),
+		})
+	}
+	type point struct{ X, Y float64 }
+	cases = append(cases,
+		misuse{
+			name:  "Set float64 NaN",
+			run:   func(t *testing.T) error { return setNaN(t, math.NaN()) },
+			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		},
+		misuse{
+			name:  "Set struct holding NaN",
+			run:   func(t *testing.T) error { return setNaN(t, point{1, math.NaN()}) },
+			panic: "expiry: Set called with a key holding NaN ({1 NaN}), which no lookup finds",
+		},
+		misuse{
+			name:  "Set any holding NaN",
+			run:   func(t *testing.T) error { return setNaN[any](t, math.NaN()) },
+			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		},
+	)
+	cases = append(cases, misuse{
+		name: "Get float64 NaN finds nothing, as a Go map",
+		run: func(t *testing.T) error {
+			w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+			defer w.Close()
+			m := New[float64, int](WithWheel(w))
+			defer m.Close()
+			if _, ok := m.Get(math.NaN()); ok || m.Delete(math.NaN()) || m.Touch(math.NaN()) {
+				return errors.New("a NaN key found an entry")
+			}
+			return nil
+		},
+	})
+	cases = append(cases,
+		misuse{
+			name: "Restore a NaN key",
+			run:  func(t *testing.T) error { return restoreKeys(t, math.NaN()) },
+			is:   ErrCorrupt,
+			err:  "expiry: corrupt snapshot: entry 0 of 1: key holding NaN (NaN), which no lookup finds",
+		},
+		misuse{
+			name: "Restore an unhashable key",
+			run: func(t *testing.T) error {
+				once.Do(func() { gob.Register([]int(nil)) })
+				return restoreKeys[any](t, "ok", []int{1})
+			},
+			is:  ErrCorrupt,
+			err: "expiry: corrupt snapshot: entry 1 of 2: key of unhashable type []int",
+		},
+	)
+	runMisuses(t, cases)
+}
+
+// setNaN sets k, a key that is or holds a NaN, in a new map, and fails t
+// if the map stored it (an entry no lookup, Delete or expiry could
+// remove) or was left locked.
+func setNaN[K comparable](t *testing.T, k K) error {
+	w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+	defer w.Close()
+	m := New[K, int](WithWheel(w))
+	defer m.Close()
+	defer func() {
+		lockFree(t, m)
+		if m.Len() != 0 {
+			t.Errorf("Len %d: a NaN key was stored, and could never leave", m.Len())
+		}
+	}()
+	return m.Set(k, 1, time.Hour)
+}
+
+// restoreKeys restores a snapshot made by hand, since no Map would write
+// it, of entries under keys, and fails t if the Restore changed the map
+// or left it locked.
+func restoreKeys[K comparable](t *testing.T, keys ...K) error {
+	recs := make([]snapEntry[K, int], len(keys))
+	for i, k := range keys {
+		recs[i] = snapEntry[K, int]{Key: k, Value: i, Deadline: start.Add(time.Hour).UnixNano(), TTL: int64(time.Hour)}
+	}
+	var buf bytes.Buffer
+	err := format.Write(&buf, func(enc *gob.Encoder) error {
+		if err := enc.Encode(snapHeader{Saved: start.UnixNano(), Count: len(recs)}); err != nil {
+			return err
+		}
+		return enc.Encode(recs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
+	defer w.Close()
+	m := New[K, int](WithWheel(w))
+	defer m.Close()
+	err = m.Restore(&buf)
+	lockFree(t, m)
+	if m.Len() != 0 {
+		t.Errorf("a failed Restore set %d entries", m.Len())
+	}
+	return err
+}
