@@ -272,7 +272,7 @@ func TestMisuseArguments(t *testing.T) {
 		{
 			name:  "WithWheel(zero Wheel)",
 			run:   func(t *testing.T) error { New[string, int](WithWheel(new(timewheel.Wheel))); return nil },
-			panic: "expiry: WithWheel: a zero Wheel; make one with timewheel.New",
+			panic: "timewheel: Resolution called on a zero Wheel; make one with New",
 		},
 		{
 			name:  "WithOnEvict(nil)",

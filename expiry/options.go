@@ -32,9 +32,7 @@ func WithWheel(w *timewheel.Wheel) Option {
 	if w == nil {
 		panic("expiry: WithWheel: nil wheel")
 	}
-	if w.Resolution() <= 0 { // every wheel New makes has a tick
-		panic("expiry: WithWheel: a zero Wheel; make one with timewheel.New")
-	}
+	w.Resolution() // panics, naming itself, on a zero Wheel
 	return func(c *config) { c.wheel = w }
 }
 
