@@ -2,7 +2,10 @@ package cron
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"math"
+	"math/big"
 	"time"
 
 	rcron "github.com/robfig/cron/v3"
@@ -68,7 +71,7 @@ func (p ClaimPolicy) String() string {
 	case AtLeastOnce:
 		return "at least once"
 	}
-	return "ClaimPolicy(?)"
+	return fmt.Sprintf("ClaimPolicy(%d)", uint8(p))
 }
 
 // claim reports whether this scheduler is to run j's run at at: always,
@@ -98,37 +101,63 @@ func logClaimError(job string, at time.Time, err error) {
 	log.Printf("cron: claim of job %q at %v failed: %v", job, at, err)
 }
 
-// gridSchedule runs every d on a grid aligned to the Unix epoch: at the
-// instants whose Unix time is a multiple of d. It is what "@every d"
-// becomes when a Claimer is set, so that replicas started at different
-// times, or whose clocks are skewed, name the same instants.
+// gridSchedule runs every d on a grid through origin: at the instants
+// origin + k·d, for every integer k. "@every d" runs on it, through the
+// time the job was added, or with a Claimer through the Unix epoch, so
+// that replicas started at different times, or whose clocks are skewed,
+// name the same instants.
 type gridSchedule struct {
-	every time.Duration
+	origin time.Time
+	every  time.Duration
 }
 
 // Next returns the first instant of the grid after t, in t's location.
 func (g gridSchedule) Next(t time.Time) time.Time {
-	ns := t.UnixNano()
-	d := int64(g.every)
-	n := ns - ns%d // floor(ns/d)*d, for ns >= 0
-	if ns < 0 && ns%d != 0 {
-		n -= d
-	}
-	return time.Unix(0, n+d).In(t.Location())
+	return t.Add(g.every - g.offset(t))
 }
 
-// onGrid returns sched, or for a constant delay ("@every 1h30m", robfig's
-// Every) the same delay on the epoch-aligned grid.
-func onGrid(sched Schedule) Schedule {
+// offset returns how far t lies past the last instant of the grid at or
+// before it, in [0, every).
+func (g gridSchedule) offset(t time.Time) time.Duration {
+	if span := t.Sub(g.origin); span != math.MinInt64 && span != math.MaxInt64 {
+		r := span % g.every
+		if r < 0 {
+			r += g.every
+		}
+		return r
+	}
+	return g.offsetFar(t) // t.Sub saturated: t lies more than 292 years from origin
+}
+
+// offsetFar is offset for any t, in arbitrary precision.
+func (g gridSchedule) offsetFar(t time.Time) time.Duration {
+	span := new(big.Int).Sub(big.NewInt(t.Unix()), big.NewInt(g.origin.Unix()))
+	span.Mul(span, big.NewInt(int64(time.Second)))
+	span.Add(span, big.NewInt(int64(t.Nanosecond()-g.origin.Nanosecond())))
+	return time.Duration(span.Mod(span, big.NewInt(int64(g.every))).Int64()) // Euclidean: in [0, every)
+}
+
+// onGrid returns sched, or for "@every d" the grid of d through now, or
+// with a Claimer through the Unix epoch. With a Claimer, a constant delay
+// of robfig's (Every, given to AddSchedule) runs on the epoch's grid too.
+func (s *Scheduler) onGrid(sched Schedule, now time.Time) Schedule {
+	origin := now.Round(0)
+	if s.claimer != nil {
+		origin = time.Unix(0, 0)
+	}
 	var d time.Duration
 	switch c := sched.(type) {
+	case everySchedule:
+		return gridSchedule{origin: origin, every: c.every}
 	case rcron.ConstantDelaySchedule:
 		d = c.Delay
 	case *rcron.ConstantDelaySchedule:
-		d = c.Delay
+		if c != nil {
+			d = c.Delay
+		}
 	}
-	if d <= 0 {
+	if s.claimer == nil || d <= 0 {
 		return sched
 	}
-	return gridSchedule{every: d}
+	return gridSchedule{origin: origin, every: d}
 }

@@ -248,6 +248,28 @@ func TestEveryOnGrid(t *testing.T) {
 	}
 }
 
+// With a claimer, a sub-second "@every d" runs on the multiples of d since
+// the Unix epoch too, whenever the job was added, to the nanosecond.
+func TestEverySubSecondOnGrid(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 3, 27, 123456789, time.UTC)
+	for _, ms := range []int64{1500, 1300, 700} {
+		spec := fmt.Sprintf("@every %dms", ms)
+		t.Run(spec, func(t *testing.T) {
+			f := newFixture(t, from, cron.WithClaimer(newMemClaims()))
+			r := &recorder{clk: f.clk} // runs fire at the wheel's ticks, up to 1ms after at
+			if _, err := f.s.Add("every", spec, r.run); err != nil {
+				t.Fatal(err)
+			}
+			f.clk.Advance(10 * time.Second)
+			var want []time.Time
+			for k := from.UnixMilli()/ms + 1; k*ms <= from.Add(10*time.Second).UnixMilli(); k++ {
+				want = append(want, time.UnixMilli(k*ms).UTC())
+			}
+			wantTimes(t, spec, r.take(), want)
+		})
+	}
+}
+
 // A scheduler's stats add up its jobs', removed ones included.
 func TestSchedulerStatsCountClaims(t *testing.T) {
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -11,7 +11,9 @@
 //
 // Expressions are parsed by robfig/cron/v3's parser (see [Parse]): the
 // five standard fields, an optional leading seconds field, descriptors
-// like @daily and "@every 1h30m", and a CRON_TZ= prefix.
+// like @daily, and a CRON_TZ= prefix. "@every 1h30m" this package reads
+// itself, so that it takes any positive duration, "@every 1500ms" too:
+// robfig's parser truncates it to whole seconds.
 //
 // # Driven by the wheel
 //
@@ -50,7 +52,9 @@
 // (the default) drops it, Queue runs it after, Allow runs it beside. A
 // panicking job is recovered and reported ([WithPanicHandler]); its later
 // runs and the other jobs go on. [Scheduler.Stop] stops the timers and
-// waits, as long as its context allows, for runs in progress.
+// waits, as long as its context allows, for runs in progress; called from
+// a run, it returns at once instead of waiting for its caller.
+// The zero Scheduler is ready to use, as New() would make it.
 //
 // A run that falls due late, because the process was stalled, runs once;
 // the runs it missed after that are not made up.

@@ -3,6 +3,7 @@ package cron_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -86,6 +87,55 @@ func ExampleParse() {
 	// 30 1 * * * → Oct 31 01:30 EDT
 	// 30 1 * * * → Nov 1 01:30 EDT
 	// 30 1 * * * → Nov 2 01:30 EST
+}
+
+// "@every" takes any positive duration, sub-second ones too: a job runs
+// every d from when it was added, each run at the first tick of the wheel
+// at or after its instant. A duration that is not positive is an error.
+func ExampleParse_every() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewVirtual(start)
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	s := cron.New(cron.WithWheel(w), cron.WithInline())
+	defer s.Stop(context.Background())
+
+	s.Add("poll", "@every 1500ms", func(_ context.Context, at time.Time) {
+		fmt.Println("poll at", at.Sub(start))
+	})
+	clk.Advance(5 * time.Second)
+
+	_, err := s.Add("never", "@every 0s", func(context.Context, time.Time) {})
+	fmt.Println(err)
+	// Output:
+	// poll at 1.5s
+	// poll at 3s
+	// poll at 4.5s
+	// cron: invalid spec "@every 0s": the duration must be positive (job "never")
+}
+
+// A job may stop its own scheduler. Stop called from a run does not wait
+// for the runs, the caller's among them: it returns at once with an error
+// wrapping ErrInRun. A Stop from outside waits for them.
+func ExampleScheduler_Stop() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	s := cron.New(cron.WithWheel(w))
+	done := make(chan struct{})
+	s.Add("last", "@every 1m", func(ctx context.Context, at time.Time) {
+		defer close(done)
+		err := s.Stop(context.Background())
+		fmt.Println(errors.Is(err, cron.ErrInRun), err)
+		fmt.Println("run's context:", ctx.Err())
+	})
+	clk.Advance(time.Hour) // one run: the first stops the scheduler
+	<-done
+	fmt.Println("from outside:", s.Stop(context.Background()), s.Stats().Runs, "run")
+	// Output:
+	// true cron: Stop called from a run, which it cannot wait for: 1 runs still going
+	// run's context: context canceled
+	// from outside: <nil> 1 run
 }
 
 // A snapshot taken at shutdown lets the restarted process run what fell

@@ -8,6 +8,9 @@ import (
 
 // Job is one job of a Scheduler, made by Add or AddSchedule.
 //
+// The zero Job belongs to no scheduler: its Name is "", its Location UTC,
+// its Next the zero time and its Stats zero.
+//
 // A Job is safe for concurrent use.
 type Job struct {
 	s       *Scheduler
@@ -48,32 +51,49 @@ func (a *Stats) add(b Stats) {
 	a.ClaimErrors += b.ClaimErrors
 }
 
-// Name returns the job's name.
+// Name returns the job's name. The complexity is O(1).
 func (j *Job) Name() string { return j.name }
 
-// Location returns the job's time zone.
-func (j *Job) Location() *time.Location { return j.loc }
+// Location returns the job's time zone, UTC for a zero Job. The
+// complexity is O(1).
+func (j *Job) Location() *time.Location {
+	if j.loc == nil {
+		return time.UTC
+	}
+	return j.loc
+}
 
 // Next returns the time of the job's next run, in its zone, or the zero
-// time if it has none left, has been removed or its scheduler stopped.
+// time if it has none left, has been removed, its scheduler stopped or its
+// wheel closed, or it is a zero Job. The complexity is O(1).
 func (j *Job) Next() time.Time {
+	if j.s == nil {
+		return time.Time{}
+	}
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
-	if j.removed || j.s.stopped || j.next.IsZero() {
+	if j.removed || j.s.stoppedLocked() != nil || j.next.IsZero() {
 		return time.Time{}
 	}
 	return j.next.In(j.loc)
 }
 
-// Stats returns the job's counts so far.
+// Stats returns the job's counts so far, zero for a zero Job. The
+// complexity is O(1).
 func (j *Job) Stats() Stats {
+	if j.s == nil {
+		return Stats{}
+	}
 	j.s.mu.Lock()
 	defer j.s.mu.Unlock()
 	return j.stats
 }
 
 // fire is the job's timer callback: it sets the timer for the following
-// run, then starts this one as the overlap policy says.
+// run, then starts this one as the overlap policy says. The schedule's
+// Next is called without the lock, so that it may call the scheduler; if
+// meanwhile the job was removed, the scheduler stopped, or Restore moved
+// the run (and reset the timer for it), fire leaves the job as it is.
 func (j *Job) fire() {
 	s := j.s
 	s.mu.Lock()
@@ -88,7 +108,17 @@ func (j *Job) fire() {
 		return
 	}
 	at := j.next
-	j.advanceLocked(at, now)
+	s.mu.Unlock()
+	next := j.following(at, now)
+	s.mu.Lock()
+	if j.removed || s.stopped || !j.next.Equal(at) {
+		s.mu.Unlock()
+		return
+	}
+	j.next = next
+	if !next.IsZero() {
+		j.timer.Reset(next.Sub(s.w.Now()))
+	}
 	start := j.admitLocked(at)
 	s.mu.Unlock()
 	if start {
@@ -96,12 +126,12 @@ func (j *Job) fire() {
 	}
 }
 
-// advanceLocked sets the job's next run after the run at, and its timer.
+// following returns the job's next run after the run at, now being now.
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
 // time after now. A schedule that does not move forward ends the job's
-// runs.
-func (j *Job) advanceLocked(at, now time.Time) {
+// runs: following returns the zero time.
+func (j *Job) following(at, now time.Time) time.Time {
 	next := j.sched.Next(at.In(j.loc))
 	if !next.IsZero() && !next.After(now) {
 		next = j.sched.Next(now.In(j.loc))
@@ -109,10 +139,7 @@ func (j *Job) advanceLocked(at, now time.Time) {
 			next = time.Time{}
 		}
 	}
-	j.next = next
-	if !next.IsZero() {
-		j.timer.Reset(next.Sub(now))
-	}
+	return next
 }
 
 // admitLocked applies the overlap policy to a run due at at and reports

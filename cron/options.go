@@ -80,7 +80,8 @@ func WithPanicHandler(h func(job string, v any)) Option {
 // from when the job was added: "@every 10m" runs at :00, :10, :20 … of
 // each hour UTC, whenever each replica started; a d that does not divide
 // a day falls where the grid does ("@every 25m" at 0:15, 0:40, 1:05 …
-// UTC on 2026-01-01). A Schedule of one's own (AddSchedule) must likewise
+// UTC on 2026-01-01), to the nanosecond for a d under a second
+// ("@every 1500ms" at :00.0, :01.5, :03.0 … of each minute). A Schedule of one's own (AddSchedule) must likewise
 // be a function of its argument alone. Runs that Restore catches up are
 // claimed as well, so that replicas restarting together run a missed run
 // once.
@@ -109,7 +110,9 @@ func WithClaimTimeout(d time.Duration) Option {
 
 // WithClaimPolicy sets what the scheduler's jobs do with a run whose claim
 // failed (default AtMostOnce); [OnClaimFailure] sets it for one job.
+// WithClaimPolicy panics if p is neither AtMostOnce nor AtLeastOnce.
 func WithClaimPolicy(p ClaimPolicy) Option {
+	checkClaimPolicy("WithClaimPolicy", p)
 	return func(c *config) { c.claimPolicy = p }
 }
 
@@ -129,31 +132,43 @@ func WithClaimErrorHandler(h func(job string, at time.Time, err error)) Option {
 type JobOption func(*jobConfig)
 
 type jobConfig struct {
-	zone        string
+	zone        *string // nil: not set
 	overlap     Overlap
 	claimPolicy *ClaimPolicy
 }
 
 // InZone sets the job's time zone by its IANA name, like "Europe/Berlin"
 // (default: the scheduler's, see WithLocation). The name is loaded with
-// time.LoadLocation when the job is added; this package embeds time/tzdata,
-// so it does not depend on the zone files of the machine.
+// time.LoadLocation when the job is added, so "" and "UTC" are UTC and
+// "Local" is time.Local; this package embeds time/tzdata, so it does not
+// depend on the zone files of the machine.
 func InZone(name string) JobOption {
-	return func(c *jobConfig) { c.zone = name }
+	return func(c *jobConfig) { c.zone = &name }
 }
 
 // WithOverlap sets what happens when a run falls due while the job's
-// previous run is still going (default Skip).
+// previous run is still going (default Skip). WithOverlap panics if p is
+// not Skip, Queue or Allow.
 func WithOverlap(p Overlap) JobOption {
+	if p > Allow {
+		panic(fmt.Sprintf("cron: WithOverlap called with unknown policy %v; use Skip, Queue or Allow", p))
+	}
 	return func(c *jobConfig) { c.overlap = p }
 }
 
 // OnClaimFailure sets what the job does with a run whose claim failed
 // (default: the scheduler's, see WithClaimPolicy): AtLeastOnce for a job
 // that must not be lost, such as billing, AtMostOnce for one that must
-// not run twice.
+// not run twice. OnClaimFailure panics if p is neither.
 func OnClaimFailure(p ClaimPolicy) JobOption {
+	checkClaimPolicy("OnClaimFailure", p)
 	return func(c *jobConfig) { c.claimPolicy = &p }
+}
+
+func checkClaimPolicy(fn string, p ClaimPolicy) {
+	if p > AtLeastOnce {
+		panic(fmt.Sprintf("cron: %s called with unknown policy %v; use AtMostOnce or AtLeastOnce", fn, p))
+	}
 }
 
 // Overlap is a policy for a run that falls due while the previous run of
@@ -181,5 +196,5 @@ func (p Overlap) String() string {
 	case Allow:
 		return "allow"
 	}
-	return "Overlap(?)"
+	return fmt.Sprintf("Overlap(%d)", uint8(p))
 }

@@ -48,14 +48,30 @@ const starBit = 1 << 63
 //   - descriptors: @yearly, @monthly, @weekly, @daily, @hourly and
 //     "@every <duration>";
 //   - a leading "CRON_TZ=<zone>" or "TZ=<zone>", which sets the zone in
-//     place of loc; naming a zone both ways, or twice, is an error.
+//     place of loc, as time.LoadLocation reads it ("CRON_TZ= " is UTC);
+//     naming a zone both ways, or twice, is an error.
+//
+// "@every d" takes any positive duration that time.ParseDuration reads,
+// "@every 1500ms" and "@every 100us" as well as "@every 1h30m": this
+// package reads it itself, where robfig's parser truncates d to whole
+// seconds and takes a d under a second for one second. Its schedule's
+// Next(t) is t+d; a job on it runs on a grid, every d from when it was
+// added (with a Claimer, on the multiples of d since the Unix epoch; see
+// [WithClaimer]). The wheel rounds each run up to its first tick at or
+// after the run's instant, never early: the job is called at most a tick
+// (a millisecond by default, see [timewheel.WithTick]) plus the driver's
+// delay after it, with at the instant itself, on the grid. A d shorter
+// than the tick runs at most once a tick, at the first instant of the
+// grid after the tick that fired the one before, as a run delayed by a
+// stalled process does.
 //
 // The schedule handles daylight-saving changes as cron does (see the
 // package documentation). Parse returns an error wrapping ErrSpec for an
-// expression that does not parse, and ErrZone for an unknown zone.
+// expression that does not parse, "@every" with a duration that is not
+// positive included, and ErrZone for an unknown zone.
 func Parse(spec string, loc *time.Location) (Schedule, error) {
-	zone, rest := splitZone(spec)
-	if zone != "" {
+	zone, rest, named := splitZone(spec)
+	if named {
 		if loc != nil {
 			return nil, fmt.Errorf("%w %q: it names time zone %q and another zone was given", ErrSpec, spec, zone)
 		}
@@ -72,11 +88,44 @@ func Parse(spec string, loc *time.Location) (Schedule, error) {
 		// prefix with nothing after it.
 		return nil, fmt.Errorf("%w %q: it names a time zone twice", ErrSpec, spec)
 	}
+	if every, ok, err := parseEvery(rest); ok {
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
+		}
+		return every, nil
+	}
 	s, err := parser.Parse(rest)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
 	}
 	return inZone(s, loc, realTime(rest, s)), nil
+}
+
+// everySchedule is "@every d": Next(t) is t+d.
+type everySchedule struct {
+	every time.Duration
+}
+
+// Next returns t+d.
+func (e everySchedule) Next(t time.Time) time.Time { return t.Add(e.every) }
+
+// parseEvery reads "@every <duration>", and reports whether spec is one.
+func parseEvery(spec string) (everySchedule, bool, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 || fields[0] != "@every" {
+		return everySchedule{}, false, nil
+	}
+	if len(fields) != 2 {
+		return everySchedule{}, true, errors.New(`@every takes one duration, such as "@every 1h30m"`)
+	}
+	d, err := time.ParseDuration(fields[1])
+	switch {
+	case err != nil:
+		return everySchedule{}, true, err
+	case d <= 0:
+		return everySchedule{}, true, errors.New("the duration must be positive")
+	}
+	return everySchedule{d}, true, nil
 }
 
 // realTime reports whether the parsed spec runs on real time: whether its
@@ -108,16 +157,17 @@ func realTime(spec string, s rcron.Schedule) bool {
 	return false
 }
 
-// splitZone splits a leading CRON_TZ= or TZ= off spec.
-func splitZone(spec string) (zone, rest string) {
+// splitZone splits a leading CRON_TZ= or TZ= off spec, and reports
+// whether there was one; its zone may be "", UTC for time.LoadLocation.
+func splitZone(spec string) (zone, rest string, named bool) {
 	spec = strings.TrimSpace(spec)
 	for _, p := range []string{"CRON_TZ=", "TZ="} {
 		if after, ok := strings.CutPrefix(spec, p); ok {
 			zone, rest, _ = strings.Cut(after, " ")
-			return zone, rest
+			return zone, rest, true
 		}
 	}
-	return "", spec
+	return "", spec, false
 }
 
 // loadZone is time.LoadLocation with an error naming the zone.
@@ -136,7 +186,7 @@ func loadZone(name string) (*time.Location, error) {
 func inZone(s rcron.Schedule, loc *time.Location, realTime bool) Schedule {
 	spec, ok := s.(*rcron.SpecSchedule)
 	if !ok {
-		return s // @every: a constant delay, untouched by zones
+		return s // not made by robfig's parser, which Parse reads @every before
 	}
 	sp := *spec
 	sp.Location = time.UTC // the wall clock, with no transitions

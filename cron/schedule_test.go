@@ -2,6 +2,8 @@ package cron
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -48,3 +50,41 @@ func TestWallScheduleOncePerDay(t *testing.T) {
 		}
 	}
 }
+
+// The grid of "@every" holds however far a time lies from its origin:
+// offsetFar, which Next takes past 292 years, agrees with the int64
+// arithmetic where both work, and far from the origin Next lands on the
+// grid, counted in half seconds (which do not overflow), after t and at
+// most a period later.
+func TestGridFarFromOrigin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	epoch := time.Unix(0, 0)
+	for range 10000 {
+		g := gridSchedule{origin: epoch.Add(time.Duration(rng.Int64())), every: time.Duration(1 + rng.Int64N(math.MaxInt64))}
+		at := epoch.Add(time.Duration(rng.Int64()))
+		if span := at.Sub(g.origin); span == math.MinInt64 || span == math.MaxInt64 {
+			continue
+		}
+		if fast, far := g.offset(at), g.offsetFar(at); fast != far {
+			t.Fatalf("origin %v, every %v, t %v: offset %v, offsetFar %v", g.origin, g.every, at, fast, far)
+		}
+	}
+	const half = time.Second / 2
+	for _, tc := range []struct {
+		every time.Duration // a multiple of half a second
+		at    time.Time
+	}{
+		{time.Hour, time.Date(2400, 1, 1, 0, 30, 0, 0, time.UTC)},
+		{7 * time.Second, time.Time{}},
+		{1500 * time.Millisecond, time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)},
+		{time.Duration(math.MaxInt64) / half * half, time.Date(-5000, 1, 1, 0, 0, 0, 1, time.UTC)},
+	} {
+		next := gridSchedule{origin: epoch, every: tc.every}.Next(tc.at)
+		halves := next.Unix()*2 + int64(next.Nanosecond()/int(half)) // since the epoch
+		if !next.After(tc.at) || next.Sub(tc.at) > tc.every || next.Nanosecond()%int(half) != 0 || mod(halves, int64(tc.every/half)) != 0 {
+			t.Errorf("every %v after %v: %v, not the next multiple of the period since the epoch", tc.every, tc.at, next)
+		}
+	}
+}
+
+func mod(a, b int64) int64 { return (a%b + b) % b }

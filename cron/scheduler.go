@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -14,12 +16,20 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// ErrStopped is returned by Add and AddSchedule on a stopped Scheduler.
+// ErrStopped is returned, wrapped with the job's name, by Add and
+// AddSchedule on a stopped Scheduler, and by Restore. A Scheduler whose
+// wheel is closed is stopped too: its errors wrap [timewheel.ErrClosed]
+// as well.
 var ErrStopped = errors.New("cron: scheduler stopped")
 
 // ErrDuplicate is returned, wrapped with the name, by Add and AddSchedule
 // for a name already in use: names identify jobs in snapshots.
 var ErrDuplicate = errors.New("cron: duplicate job name")
+
+// ErrInRun is returned, wrapped with the number of runs still going, by
+// Stop called from a run, which it does not wait for: see
+// [Scheduler.Stop].
+var ErrInRun = errors.New("cron: Stop called from a run, which it cannot wait for")
 
 // Func is a job. at is the time the run was scheduled for, in the job's
 // zone. ctx is cancelled when Stop gives up waiting for running jobs.
@@ -30,8 +40,14 @@ type Func func(ctx context.Context, at time.Time)
 // pending timer and nothing else until then; see the package
 // documentation.
 //
+// The zero Scheduler is ready to use: it is the Scheduler New() returns,
+// on [timewheel.Default] in time.Local, made on its first use. A
+// Scheduler must not be copied after first use.
+//
 // A Scheduler is safe for concurrent use.
 type Scheduler struct {
+	// Set by New, or on first use of a zero Scheduler, under mu; read
+	// without it after that.
 	w            *timewheel.Wheel
 	loc          *time.Location
 	inline       bool
@@ -46,39 +62,73 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	idle    sync.Cond       // signalled when running drops to 0; uses mu
-	jobs    map[string]*Job // guarded by mu
+	jobs    map[string]*Job // guarded by mu; nil until the Scheduler is set up
 	running int             // guarded by mu; runs in progress
 	stopped bool            // guarded by mu
 	stats   SchedulerStats  // guarded by mu; the counters, every job's
 }
 
-// New returns a Scheduler with no jobs, configured by opts. It starts no
-// goroutine.
+// New returns a Scheduler with no jobs, configured by opts; nil options
+// are ignored. It starts no goroutine.
 func New(opts ...Option) *Scheduler {
-	cfg := config{loc: time.Local, claimTimeout: DefaultClaimTimeout, claimErr: logClaimError}
+	cfg := defaults()
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
+	s := new(Scheduler)
+	s.setUpLocked(cfg) // s is not shared yet
+	return s
+}
+
+func defaults() config {
+	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout, claimErr: logClaimError, panicHandler: logPanic}
+}
+
+// setUpLocked makes s the Scheduler cfg describes.
+func (s *Scheduler) setUpLocked(cfg config) {
 	if cfg.wheel == nil {
 		cfg.wheel = timewheel.Default()
 	}
-	if cfg.panicHandler == nil {
-		cfg.panicHandler = logPanic
-	}
-	s := &Scheduler{
-		w:            cfg.wheel,
-		loc:          cfg.loc,
-		inline:       cfg.inline,
-		panicHandler: cfg.panicHandler,
-		claimer:      cfg.claimer,
-		claimTimeout: cfg.claimTimeout,
-		claimPolicy:  cfg.claimPolicy,
-		claimErr:     cfg.claimErr,
-		jobs:         make(map[string]*Job),
-	}
+	s.w = cfg.wheel
+	s.loc = cfg.loc
+	s.inline = cfg.inline
+	s.panicHandler = cfg.panicHandler
+	s.claimer = cfg.claimer
+	s.claimTimeout = cfg.claimTimeout
+	s.claimPolicy = cfg.claimPolicy
+	s.claimErr = cfg.claimErr
+	s.jobs = make(map[string]*Job)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.idle.L = &s.mu
-	return s
+}
+
+// readyLocked sets up a zero Scheduler as New() would, on its first use.
+func (s *Scheduler) readyLocked() {
+	if s.jobs == nil {
+		s.setUpLocked(defaults())
+	}
+}
+
+// ready is readyLocked for a caller that does not hold s.mu: after it,
+// the fields New sets may be read without the lock.
+func (s *Scheduler) ready() {
+	s.mu.Lock()
+	s.readyLocked()
+	s.mu.Unlock()
+}
+
+// stoppedLocked returns ErrStopped, wrapped with the wheel's error if the
+// wheel is closed, or nil if s runs.
+func (s *Scheduler) stoppedLocked() error {
+	if err := s.w.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrStopped, err)
+	}
+	if s.stopped {
+		return ErrStopped
+	}
+	return nil
 }
 
 // Add adds a job named name that runs f on the schedule of the cron
@@ -86,27 +136,30 @@ func New(opts ...Option) *Scheduler {
 // of spec, or else of the scheduler. It returns an error wrapping ErrSpec
 // for a spec that does not parse, ErrZone for an unknown zone, ErrNever
 // for a spec that never fires, ErrDuplicate for a name in use and
-// ErrStopped after Stop. Add panics if f is nil. The complexity is O(1).
+// ErrStopped after Stop or once the wheel is closed. Nil options are
+// ignored. Add panics if f is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
 	if f == nil {
 		panic(fmt.Sprintf("cron: Add: nil func for job %q", name))
 	}
 	cfg := jobOptions(opts)
-	var loc *time.Location
-	if cfg.zone != "" {
+	s.ready()
+	var loc *time.Location // nil: the spec's own CRON_TZ=
+	zone, _, named := splitZone(spec)
+	switch {
+	case cfg.zone != nil:
 		var err error
-		if loc, err = loadZone(cfg.zone); err != nil {
+		if loc, err = loadZone(*cfg.zone); err != nil {
 			return nil, fmt.Errorf("%w (job %q)", err, name)
 		}
-	} else if zone, _ := splitZone(spec); zone == "" {
+	case !named:
 		loc = s.loc
 	}
 	sched, err := Parse(spec, loc)
 	if err != nil {
 		return nil, fmt.Errorf("%w (job %q)", err, name)
 	}
-	if loc == nil { // the spec's own CRON_TZ=
-		zone, _ := splitZone(spec)
+	if loc == nil {
 		loc, _ = loadZone(zone) // Parse loaded it already
 	}
 	return s.add(&Job{name: name, spec: spec, sched: sched, loc: loc, f: f}, cfg)
@@ -114,17 +167,22 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 
 // AddSchedule adds a job named name that runs f on sched, whose Next is
 // called with times in the zone of InZone or else of the scheduler. It
-// returns the errors of Add, but for ErrSpec. AddSchedule panics if sched
-// or f is nil. The complexity is O(1) plus one call of sched.Next.
+// returns the errors of Add, but for ErrSpec. Nil options are ignored.
+// AddSchedule panics if sched or f is nil. The complexity is O(1) plus one
+// call of sched.Next.
+//
+// Next is called without the scheduler's lock held, when the job is added
+// and after each run: it may call the scheduler's methods.
 func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...JobOption) (*Job, error) {
 	if sched == nil || f == nil {
 		panic(fmt.Sprintf("cron: AddSchedule: nil schedule or func for job %q", name))
 	}
 	cfg := jobOptions(opts)
+	s.ready()
 	loc := s.loc
-	if cfg.zone != "" {
+	if cfg.zone != nil {
 		var err error
-		if loc, err = loadZone(cfg.zone); err != nil {
+		if loc, err = loadZone(*cfg.zone); err != nil {
 			return nil, fmt.Errorf("%w (job %q)", err, name)
 		}
 	}
@@ -134,13 +192,18 @@ func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...Job
 func jobOptions(opts []JobOption) jobConfig {
 	var cfg jobConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	return cfg
 }
 
 // add registers j, configured by cfg, and sets its timer for its first
-// run. With a Claimer, a constant delay runs on the epoch-aligned grid.
+// run. "@every" runs on a grid: through the time it is added, or with a
+// Claimer through the Unix epoch, as does a constant delay of robfig's.
+// The first run is computed before the lock is taken, so that a Schedule
+// may call the scheduler.
 func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	j.s = s
 	j.overlap = cfg.overlap
@@ -148,23 +211,22 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	if cfg.claimPolicy != nil {
 		j.claimPolicy = *cfg.claimPolicy
 	}
-	if s.claimer != nil {
-		j.sched = onGrid(j.sched)
-	}
+	now := s.w.Now()
+	j.sched = s.onGrid(j.sched, now)
+	next := j.sched.Next(now.In(j.loc))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.stopped:
-		return nil, ErrStopped
-	case s.jobs[j.name] != nil:
+	if err := s.stoppedLocked(); err != nil {
+		return nil, fmt.Errorf("%w (job %q)", err, j.name)
+	}
+	if s.jobs[j.name] != nil {
 		return nil, fmt.Errorf("%w %q", ErrDuplicate, j.name)
 	}
-	now := s.w.Now()
-	j.next = j.sched.Next(now.In(j.loc))
-	if !j.next.After(now) {
+	if !next.After(now) {
 		return nil, fmt.Errorf("%w (job %q)", ErrNever, j.name)
 	}
-	j.timer = s.w.AfterFunc(j.next.Sub(now), j.fire)
+	j.next = next
+	j.timer = s.w.AfterFunc(next.Sub(s.w.Now()), j.fire)
 	s.jobs[j.name] = j
 	return j, nil
 }
@@ -213,17 +275,36 @@ func (s *Scheduler) Remove(name string) bool {
 // Stop stops the scheduler: no run starts after it, queued runs are
 // dropped, and it waits for the runs in progress to return. If ctx is done
 // first, Stop cancels the context passed to the jobs and returns an error
-// wrapping ctx.Err(); the runs are left to end on their own. Stop must not
-// be called from a job, which would wait for itself. Calling Stop again
-// waits again. The complexity is O(n) in the jobs, plus the wait.
+// wrapping ctx.Err(); the runs are left to end on their own. A nil ctx is
+// context.Background(): Stop waits as long as the runs take. Calling Stop
+// again waits again. The complexity is O(n) in the jobs, plus the wait.
+//
+// Called on the goroutine of a run, of this scheduler or of any other —
+// from a job, or from the panic handler, the Claimer or the claim error
+// handler, which the run calls — Stop does not wait, since a run it
+// waited for could be its caller: it stops the scheduler, cancels the
+// context passed to the jobs, and returns at once, nil if no run of this
+// scheduler is in progress, else an error wrapping ErrInRun with their
+// number, the caller's included. A job that wants to wait for the others
+// calls Stop on a goroutine of its own and returns.
 func (s *Scheduler) Stop(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	s.mu.Lock()
+	s.readyLocked()
 	if !s.stopped {
 		s.stopped = true
 		for _, j := range s.jobs {
 			j.timer.Stop()
 			j.queue = nil
 		}
+	}
+	if s.running > 0 && inRun() {
+		running := s.running
+		s.mu.Unlock()
+		s.cancel()
+		return fmt.Errorf("%w: %d runs still going", ErrInRun, running)
 	}
 	wake := context.AfterFunc(ctx, func() {
 		s.mu.Lock()
@@ -241,6 +322,35 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		return fmt.Errorf("cron: Stop: %d runs still going: %w", running, ctx.Err())
 	}
 	return nil
+}
+
+// runsFunc is the name of Scheduler.runs, the function at the bottom of
+// every run, as stack traces give it.
+var runsFunc = runtime.FuncForPC(reflect.ValueOf((*Scheduler).runs).Pointer()).Name()
+
+// inRun reports whether the calling goroutine is running a run of a
+// Scheduler, any: whether Scheduler.runs is on its stack. The complexity
+// is O(d) in the depth of the stack.
+func inRun() bool {
+	pcs := make([]uintptr, 32)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function == runsFunc {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 func logPanic(job string, v any) {

@@ -49,8 +49,8 @@ type snapBody struct {
 // schedule up where it was after a restart: a run that falls due while the
 // process is down then runs at once instead of being lost. Jobs are
 // functions and are not written: they are named, and the program adds
-// them again before it restores. The complexity is O(n log n) in the
-// number of jobs.
+// them again before it restores. Snapshot panics if w is nil. The
+// complexity is O(n log n) in the number of jobs.
 //
 // The format, version 1, is:
 //
@@ -61,7 +61,11 @@ type snapBody struct {
 //	         Next are wall-clock Unix nanoseconds, Next 0 for no run
 //	checksum 4 bytes  big-endian CRC-32C (Castagnoli) of all the above
 func (s *Scheduler) Snapshot(w io.Writer) error {
+	if w == nil {
+		panic("cron: Snapshot called with a nil io.Writer")
+	}
 	s.mu.Lock()
+	s.readyLocked()
 	body := snapBody{Saved: s.w.Now().UnixNano()}
 	for _, j := range s.jobsLocked() {
 		rec := snapJob{Name: j.name, Spec: j.spec, Zone: j.loc.String()}
@@ -89,17 +93,22 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 // Restore reads the whole input before it changes anything: for input that
 // is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
 // for an unknown format version one wrapping ErrVersion, and the jobs are
-// left as they were. It returns ErrStopped after Stop. The complexity is
-// O(n) in the records read.
+// left as they were. It returns ErrStopped after Stop or once the wheel is
+// closed. Restore panics if r is nil. The complexity is O(n) in the
+// records read.
 func (s *Scheduler) Restore(r io.Reader) error {
+	if r == nil {
+		panic("cron: Restore called with a nil io.Reader")
+	}
 	body, err := readSnapshot(r)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped {
-		return ErrStopped
+	s.readyLocked()
+	if err := s.stoppedLocked(); err != nil {
+		return err
 	}
 	now := s.w.Now()
 	for _, rec := range body.Jobs {

@@ -1,0 +1,558 @@
+package cron_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/cron"
+)
+
+// misuse is one mistake a user can make with the package, and what it
+// must do: panic with a message, return an error, or work (neither).
+type misuse struct {
+	name  string
+	call  func(t *testing.T) error // checks values of its own with t.Errorf
+	panic string                   // the exact panic message, or "" for no panic
+	is    error                    // the error wanted (errors.Is), or nil for none
+	msg   string                   // the exact message of that error
+}
+
+// checkMisuse runs m.call and checks its panic or error.
+func checkMisuse(t *testing.T, m misuse) {
+	t.Helper()
+	var err error
+	p := func() (p any) {
+		defer func() { p = recover() }()
+		err = m.call(t)
+		return nil
+	}()
+	switch {
+	case m.panic != "" && p == nil:
+		t.Errorf("%s: no panic (error %v), want panic %q", m.name, err, m.panic)
+	case m.panic != "" && fmt.Sprint(p) != m.panic:
+		t.Errorf("%s: panic %q, want %q", m.name, fmt.Sprint(p), m.panic)
+	case m.panic != "":
+	case p != nil:
+		t.Errorf("%s: panic %q, want %s", m.name, fmt.Sprint(p), want(m))
+	case m.is == nil && err != nil:
+		t.Errorf("%s: error %q, want none", m.name, err)
+	case m.is != nil && (!errors.Is(err, m.is) || err.Error() != m.msg):
+		t.Errorf("%s: error %v, want %s", m.name, err, want(m))
+	}
+}
+
+func want(m misuse) string {
+	if m.is == nil {
+		return "no error"
+	}
+	return fmt.Sprintf("%q (wrapping %q)", m.msg, m.is)
+}
+
+func runMisuses(t *testing.T, ms []misuse) {
+	t.Helper()
+	for _, m := range ms {
+		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+	}
+}
+
+func nop(context.Context, time.Time) {}
+
+var jan1 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// A zero Scheduler, var or new, is a Scheduler made by New(): on the
+// default wheel, in time.Local.
+func TestMisuseZeroScheduler(t *testing.T) {
+	for _, zero := range []struct {
+		name string
+		make func() *cron.Scheduler
+	}{
+		{"var", func() *cron.Scheduler { var s cron.Scheduler; return &s }},
+		{"new", func() *cron.Scheduler { return new(cron.Scheduler) }},
+	} {
+		t.Run(zero.name, func(t *testing.T) {
+			runMisuses(t, []misuse{
+				{name: "Add", call: func(t *testing.T) error {
+					s := zero.make()
+					j, err := s.Add("hourly", "@every 1h", nop)
+					if err != nil {
+						return err
+					}
+					defer s.Stop(context.Background())
+					if next := time.Until(j.Next()); next <= 59*time.Minute || next > time.Hour || j.Location() != time.Local {
+						t.Errorf("next run in %v in %v, want an hour from now in Local", next, j.Location())
+					}
+					return nil
+				}},
+				{name: "AddSchedule", call: func(t *testing.T) error {
+					s := zero.make()
+					defer s.Stop(context.Background())
+					_, err := s.AddSchedule("hourly", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
+					return err
+				}},
+				{name: "Job Jobs Remove Stats", call: func(t *testing.T) error {
+					s := zero.make()
+					if j, ok := s.Job("x"); j != nil || ok || len(s.Jobs()) != 0 || s.Remove("x") || s.Stats() != (cron.SchedulerStats{}) {
+						t.Errorf("a zero Scheduler has jobs")
+					}
+					return nil
+				}},
+				{name: "Stop", call: func(t *testing.T) error {
+					s := zero.make()
+					if err := s.Stop(context.Background()); err != nil {
+						return err
+					}
+					_, err := s.Add("late", "@every 1h", nop)
+					if !errors.Is(err, cron.ErrStopped) {
+						t.Errorf("Add after Stop of a zero Scheduler: %v", err)
+					}
+					return nil
+				}},
+				{name: "Snapshot and Restore", call: func(t *testing.T) error {
+					s := zero.make()
+					var buf bytes.Buffer
+					if err := s.Snapshot(&buf); err != nil {
+						return err
+					}
+					return zero.make().Restore(&buf)
+				}},
+			})
+		})
+	}
+}
+
+// A zero Job, var or new, belongs to no scheduler: no run, no counts.
+func TestMisuseZeroJob(t *testing.T) {
+	for _, j := range []*cron.Job{new(cron.Job), {}} {
+		checkMisuse(t, misuse{name: "zero Job", call: func(t *testing.T) error {
+			if j.Name() != "" || j.Location() != time.UTC || !j.Next().IsZero() || j.Stats() != (cron.Stats{}) {
+				t.Errorf("zero Job: name %q, location %v, next %v, stats %+v", j.Name(), j.Location(), j.Next(), j.Stats())
+			}
+			return nil
+		}})
+	}
+}
+
+// Nil arguments: a nil Context waits without limit, as
+// context.Background(); nil options are ignored; a nil reader, writer,
+// func, schedule, wheel, location, handler or claimer panics.
+func TestMisuseNil(t *testing.T) {
+	f := newFixture(t, jan1)
+	runMisuses(t, []misuse{
+		{name: "Stop(nil)", call: func(t *testing.T) error {
+			f := newGoroutineFixture(t, jan1)
+			release := make(chan struct{})
+			f.s.Add("slow", "@every 1m", func(context.Context, time.Time) { <-release })
+			f.clk.Advance(time.Minute)
+			// Stop(nil) on another goroutine, its panic, if any, brought back here.
+			done := make(chan func() error)
+			go func() {
+				defer func() {
+					if p := recover(); p != nil {
+						done <- func() error { panic(p) }
+					}
+				}()
+				err := f.s.Stop(nil)
+				done <- func() error { return err }
+			}()
+			close(release)
+			return (<-done)()
+		}},
+		{name: "Snapshot(nil)", panic: "cron: Snapshot called with a nil io.Writer",
+			call: func(t *testing.T) error { return f.s.Snapshot(nil) }},
+		{name: "Restore(nil)", panic: "cron: Restore called with a nil io.Reader",
+			call: func(t *testing.T) error { return f.s.Restore(nil) }},
+		{name: "New(nil)", call: func(t *testing.T) error {
+			return cron.New(nil, cron.WithWheel(f.w), nil).Stop(context.Background())
+		}},
+		{name: "Add with a nil JobOption", call: func(t *testing.T) error {
+			_, err := f.s.Add("nil-option", "@every 1m", nop, nil)
+			return err
+		}},
+		{name: "Add(nil func)", panic: `cron: Add: nil func for job "x"`,
+			call: func(t *testing.T) error { _, err := f.s.Add("x", "@every 1m", nil); return err }},
+		{name: "AddSchedule(nil schedule)", panic: `cron: AddSchedule: nil schedule or func for job "x"`,
+			call: func(t *testing.T) error { _, err := f.s.AddSchedule("x", nil, nop); return err }},
+		{name: "AddSchedule(nil func)", panic: `cron: AddSchedule: nil schedule or func for job "x"`,
+			call: func(t *testing.T) error {
+				_, err := f.s.AddSchedule("x", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nil)
+				return err
+			}},
+		{name: "WithWheel(nil)", panic: "cron: WithWheel: nil wheel",
+			call: func(t *testing.T) error { cron.WithWheel(nil); return nil }},
+		{name: "WithLocation(nil)", panic: "cron: WithLocation: nil location",
+			call: func(t *testing.T) error { cron.WithLocation(nil); return nil }},
+		{name: "WithPanicHandler(nil)", panic: "cron: WithPanicHandler: nil handler",
+			call: func(t *testing.T) error { cron.WithPanicHandler(nil); return nil }},
+		{name: "WithClaimer(nil)", panic: "cron: WithClaimer: nil claimer",
+			call: func(t *testing.T) error { cron.WithClaimer(nil); return nil }},
+		{name: "WithClaimErrorHandler(nil)", panic: "cron: WithClaimErrorHandler: nil handler",
+			call: func(t *testing.T) error { cron.WithClaimErrorHandler(nil); return nil }},
+		{name: "Parse(spec, nil)", call: func(t *testing.T) error {
+			sched, err := cron.Parse("0 9 * * *", nil)
+			if err == nil {
+				if at := sched.Next(jan1.In(time.Local)); at.Hour() != 9 || at.Location() != time.Local {
+					t.Errorf("Parse with a nil location: next at %v, want 9:00 Local", at)
+				}
+			}
+			return err
+		}},
+	})
+}
+
+// Stop twice, and every method after Stop or on a closed wheel.
+func TestMisuseAfterStop(t *testing.T) {
+	runMisuses(t, []misuse{
+		{name: "Stop twice", call: func(t *testing.T) error {
+			f := newFixture(t, jan1)
+			f.s.Stop(context.Background())
+			return f.s.Stop(context.Background())
+		}},
+		{name: "Add after Stop", is: cron.ErrStopped, msg: `cron: scheduler stopped (job "late")`,
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				f.s.Stop(context.Background())
+				_, err := f.s.Add("late", "@every 1m", nop)
+				return err
+			}},
+		{name: "AddSchedule after Stop", is: cron.ErrStopped, msg: `cron: scheduler stopped (job "late")`,
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				f.s.Stop(context.Background())
+				_, err := f.s.AddSchedule("late", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
+				return err
+			}},
+		{name: "Restore after Stop", is: cron.ErrStopped, msg: "cron: scheduler stopped",
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				var buf bytes.Buffer
+				f.s.Snapshot(&buf)
+				f.s.Stop(context.Background())
+				return f.s.Restore(&buf)
+			}},
+		{name: "Snapshot, Remove, Next and Stats after Stop", call: func(t *testing.T) error {
+			f := newFixture(t, jan1)
+			j, _ := f.s.Add("job", "@every 1m", nop)
+			f.clk.Advance(time.Minute)
+			f.s.Stop(context.Background())
+			if !j.Next().IsZero() || j.Stats().Runs != 1 || f.s.Stats().Runs != 1 {
+				t.Errorf("after Stop: next %v, %+v", j.Next(), j.Stats())
+			}
+			var buf bytes.Buffer
+			if err := f.s.Snapshot(&buf); err != nil {
+				return err
+			}
+			if !f.s.Remove("job") {
+				t.Error("Remove after Stop found no job")
+			}
+			return nil
+		}},
+		{name: "Add on a closed wheel", is: timewheel.ErrClosed,
+			msg: `cron: scheduler stopped: timewheel: wheel closed (job "late")`,
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				f.w.Close()
+				_, err := f.s.Add("late", "@every 1m", nop)
+				if !errors.Is(err, cron.ErrStopped) {
+					t.Errorf("Add on a closed wheel: %v does not wrap ErrStopped", err)
+				}
+				return err
+			}},
+		{name: "Next on a closed wheel", call: func(t *testing.T) error {
+			f := newFixture(t, jan1)
+			j, err := f.s.Add("job", "@every 1m", nop)
+			f.w.Close()
+			if !j.Next().IsZero() {
+				t.Errorf("Next = %v on a closed wheel, a run that never comes", j.Next())
+			}
+			return err
+		}},
+		{name: "Restore on a closed wheel", is: timewheel.ErrClosed, msg: "cron: scheduler stopped: timewheel: wheel closed",
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				var buf bytes.Buffer
+				f.s.Snapshot(&buf)
+				f.w.Close()
+				return f.s.Restore(&buf)
+			}},
+	})
+}
+
+// Durations and policies at their extremes.
+func TestMisuseExtremes(t *testing.T) {
+	f := newFixture(t, jan1)
+	add := func(spec string) func(t *testing.T) error {
+		return func(t *testing.T) error {
+			_, err := f.s.Add("x", spec, nop)
+			f.s.Remove("x")
+			return err
+		}
+	}
+	runMisuses(t, []misuse{
+		{name: "@every 0s", is: cron.ErrSpec, msg: `cron: invalid spec "@every 0s": the duration must be positive (job "x")`, call: add("@every 0s")},
+		{name: "@every -1s", is: cron.ErrSpec, msg: `cron: invalid spec "@every -1s": the duration must be positive (job "x")`, call: add("@every -1s")},
+		{name: "@every min", is: cron.ErrSpec, msg: `cron: invalid spec "@every -2562047h47m16.854775808s": the duration must be positive (job "x")`,
+			call: add("@every " + time.Duration(math.MinInt64).String())},
+		{name: "@every past max", is: cron.ErrSpec, msg: `cron: invalid spec "@every 2562048h": time: invalid duration "2562048h" (job "x")`, call: add("@every 2562048h")},
+		{name: "@every alone", is: cron.ErrSpec, msg: `cron: invalid spec "@every": @every takes one duration, such as "@every 1h30m" (job "x")`, call: add("@every")},
+		{name: "@every twice", is: cron.ErrSpec, msg: `cron: invalid spec "@every 1s 2s": @every takes one duration, such as "@every 1h30m" (job "x")`, call: add("@every 1s 2s")},
+		{name: "@every no unit", is: cron.ErrSpec, msg: `cron: invalid spec "@every 5": time: missing unit in duration "5" (job "x")`, call: add("@every 5")},
+		{name: "@every max", call: func(t *testing.T) error {
+			j, err := f.s.Add("max", "@every "+time.Duration(math.MaxInt64).String(), nop)
+			defer f.s.Remove("max")
+			if err == nil && !j.Next().Equal(f.clk.Now().Add(math.MaxInt64)) {
+				t.Errorf("@every max: next %v", j.Next())
+			}
+			return err
+		}},
+		{name: "WithClaimTimeout(0)", panic: "cron: WithClaimTimeout called with non-positive timeout 0s",
+			call: func(t *testing.T) error { cron.WithClaimTimeout(0); return nil }},
+		{name: "WithClaimTimeout(min)", panic: "cron: WithClaimTimeout called with non-positive timeout -2562047h47m16.854775808s",
+			call: func(t *testing.T) error { cron.WithClaimTimeout(math.MinInt64); return nil }},
+		{name: "WithClaimTimeout(max)", call: func(t *testing.T) error { cron.WithClaimTimeout(math.MaxInt64); return nil }},
+		{name: "WithOverlap(9)", panic: "cron: WithOverlap called with unknown policy Overlap(9); use Skip, Queue or Allow",
+			call: func(t *testing.T) error { cron.WithOverlap(9); return nil }},
+		{name: "WithClaimPolicy(9)", panic: "cron: WithClaimPolicy called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
+			call: func(t *testing.T) error { cron.WithClaimPolicy(9); return nil }},
+		{name: "OnClaimFailure(9)", panic: "cron: OnClaimFailure called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
+			call: func(t *testing.T) error { cron.OnClaimFailure(9); return nil }},
+		{name: "String of unknown policies", call: func(t *testing.T) error {
+			if o, c := cron.Overlap(9).String(), cron.ClaimPolicy(9).String(); o != "Overlap(9)" || c != "ClaimPolicy(9)" {
+				t.Errorf("unknown policies print as %q and %q", o, c)
+			}
+			return nil
+		}},
+		{name: `InZone("")`, call: func(t *testing.T) error {
+			// time.LoadLocation("") is UTC; the scheduler's zone is another.
+			f := newFixture(t, jan1, cron.WithLocation(zone(t, "Asia/Tokyo")))
+			j, err := f.s.Add("x", "0 9 * * *", nop, cron.InZone(""))
+			if err == nil && (j.Location() != time.UTC || !j.Next().Equal(jan1.Add(9*time.Hour))) {
+				t.Errorf(`InZone(""): in %v, next %v; want UTC, as time.LoadLocation("")`, j.Location(), j.Next())
+			}
+			return err
+		}},
+		{name: "CRON_TZ= with no zone", call: func(t *testing.T) error {
+			f := newFixture(t, jan1, cron.WithLocation(zone(t, "Asia/Tokyo")))
+			j, err := f.s.Add("x", "CRON_TZ= 0 9 * * *", nop)
+			if err == nil && (j.Location() != time.UTC || !j.Next().Equal(jan1.Add(9*time.Hour))) {
+				t.Errorf(`"CRON_TZ= ": in %v, next %v; want UTC, as time.LoadLocation("")`, j.Location(), j.Next())
+			}
+			return err
+		}},
+		{name: `InZone("") and CRON_TZ=`, is: cron.ErrSpec,
+			msg: `cron: invalid spec "CRON_TZ=Asia/Tokyo 0 9 * * *": it names time zone "Asia/Tokyo" and another zone was given (job "x")`,
+			call: func(t *testing.T) error {
+				_, err := f.s.Add("x", "CRON_TZ=Asia/Tokyo 0 9 * * *", nop, cron.InZone(""))
+				return err
+			}},
+	})
+}
+
+// @every takes any positive duration, sub-second too, on an exact grid
+// from the time the job is added; each run fires at the first tick of the
+// wheel at or after its instant, so a period shorter than the tick runs
+// at most once a tick, on grid instants.
+func TestEverySubSecond(t *testing.T) {
+	start := jan1.Add(123456789 * time.Nanosecond) // off every grid
+	for _, tc := range []struct {
+		spec  string
+		until time.Duration
+		at    []time.Duration // the runs' instants, after start
+	}{
+		{"@every 1500ms", 6 * time.Second, []time.Duration{1500 * time.Millisecond, 3 * time.Second, 4500 * time.Millisecond, 6 * time.Second}},
+		{"@every 100ms", 350 * time.Millisecond, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond}},
+		{"@every 1.25s", 5 * time.Second, []time.Duration{1250 * time.Millisecond, 2500 * time.Millisecond, 3750 * time.Millisecond, 5 * time.Second}},
+		// The wheel's tick is 1ms, counted from the wheel's creation at
+		// start: 400µs, 800µs fire at the first tick, and the next run
+		// is the first grid instant after it.
+		{"@every 400us", 3 * time.Millisecond, []time.Duration{400 * time.Microsecond, 1200 * time.Microsecond, 2400 * time.Microsecond}},
+		{"@every 1ns", 2 * time.Millisecond, []time.Duration{time.Nanosecond, time.Millisecond + time.Nanosecond}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			f := newFixture(t, start)
+			r := &recorder{clk: f.clk}
+			if _, err := f.s.Add("every", tc.spec, r.run); err != nil {
+				t.Fatal(err)
+			}
+			f.clk.AdvanceTo(start.Add(tc.until))
+			var want []time.Time
+			for _, d := range tc.at {
+				want = append(want, start.Add(d))
+			}
+			wantTimes(t, tc.spec, r.take(), want)
+		})
+	}
+}
+
+// Stop called on a run's goroutine does not wait, since the run it would
+// wait for could be its caller: it stops the scheduler, cancels the runs'
+// context and returns at once, an error wrapping ErrInRun with the runs
+// still going, the caller's included. A Stop from outside waits for them.
+func TestStopFromJob(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inline bool
+		jobs   int // jobs that call Stop, running at once
+		msg    string
+	}{
+		{"goroutine", false, 1, "cron: Stop called from a run, which it cannot wait for: 1 runs still going"},
+		{"inline", true, 1, "cron: Stop called from a run, which it cannot wait for: 1 runs still going"},
+		{"two jobs at once", false, 2, "cron: Stop called from a run, which it cannot wait for: 2 runs still going"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newGoroutineFixture(t, jan1)
+				if tc.inline {
+					f = newFixture(t, jan1)
+				}
+				var running, stopping sync.WaitGroup
+				running.Add(tc.jobs)
+				stopping.Add(tc.jobs)
+				stopped := make(chan error, tc.jobs)
+				for i := range tc.jobs {
+					f.s.Add(fmt.Sprint("stopper", i), "@every 1m", func(ctx context.Context, _ time.Time) {
+						running.Done()
+						running.Wait() // every stopper is running
+						stopped <- f.s.Stop(context.Background())
+						stopping.Done()
+						stopping.Wait() // every stopper has stopped
+						if ctx.Err() == nil {
+							t.Error("a run that called Stop: its context is not done")
+						}
+					})
+				}
+				go f.clk.Advance(time.Minute)
+				synctest.Wait()
+				if len(stopped) != tc.jobs {
+					t.Fatalf("%d of %d Stops called from jobs returned", len(stopped), tc.jobs)
+				}
+				for range tc.jobs {
+					checkMisuse(t, misuse{name: "Stop from a job", is: cron.ErrInRun, msg: tc.msg,
+						call: func(*testing.T) error { return <-stopped }})
+				}
+				if err := f.s.Stop(context.Background()); err != nil {
+					t.Errorf("Stop after: %v", err)
+				}
+				if st := f.s.Stats(); st.Runs != tc.jobs || st.Running != 0 {
+					t.Errorf("after Stop from outside: %+v", st)
+				}
+			})
+		})
+	}
+}
+
+// Stop from the panic handler, from a Claimer's Claim and from the claim
+// error handler, all on the run's goroutine, returns at once; so does a
+// Stop of another scheduler from a job, nil if that scheduler has no run
+// going.
+func TestStopFromCallbacks(t *testing.T) {
+	inRun := "cron: Stop called from a run, which it cannot wait for: 1 runs still going"
+	for _, tc := range []struct {
+		name  string
+		opts  func(s **cron.Scheduler, result chan error) []cron.Option
+		job   func(s **cron.Scheduler, result chan error) cron.Func
+		is    error
+		msg   string
+		after cron.Stats // the scheduler's, once stopped from outside
+	}{
+		{"panic handler", func(s **cron.Scheduler, result chan error) []cron.Option {
+			return []cron.Option{cron.WithPanicHandler(func(string, any) { result <- (*s).Stop(context.Background()) })}
+		}, func(**cron.Scheduler, chan error) cron.Func {
+			return func(context.Context, time.Time) { panic("boom") }
+		}, cron.ErrInRun, inRun, cron.Stats{Runs: 1, Panics: 1}},
+		{"Claim", func(s **cron.Scheduler, result chan error) []cron.Option {
+			return []cron.Option{cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) {
+				result <- (*s).Stop(context.Background())
+				return true, nil
+			}))}
+		}, noJob, cron.ErrInRun, inRun, cron.Stats{Runs: 1}},
+		{"claim error handler", func(s **cron.Scheduler, result chan error) []cron.Option {
+			return []cron.Option{cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) { return false, errDown })),
+				cron.WithClaimErrorHandler(func(string, time.Time, error) { result <- (*s).Stop(context.Background()) })}
+		}, noJob, cron.ErrInRun, inRun, cron.Stats{ClaimErrors: 1}},
+		{"another scheduler, idle", nil, func(_ **cron.Scheduler, result chan error) cron.Func {
+			return func(context.Context, time.Time) { result <- cron.New().Stop(context.Background()) }
+		}, nil, "", cron.Stats{Runs: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var s *cron.Scheduler
+				result := make(chan error, 1)
+				var opts []cron.Option
+				if tc.opts != nil {
+					opts = tc.opts(&s, result)
+				}
+				f := newGoroutineFixture(t, jan1, opts...)
+				s = f.s
+				f.s.Add("job", "@every 1m", tc.job(&s, result))
+				f.clk.Advance(time.Minute)
+				synctest.Wait()
+				select {
+				case err := <-result:
+					checkMisuse(t, misuse{name: "Stop", is: tc.is, msg: tc.msg, call: func(*testing.T) error { return err }})
+				default:
+					t.Fatal("Stop did not return")
+				}
+				if err := f.s.Stop(context.Background()); err != nil {
+					t.Errorf("Stop from outside: %v", err)
+				}
+				if st := f.s.Stats().Stats; st != tc.after {
+					t.Errorf("stats %+v, want %+v", st, tc.after)
+				}
+			})
+		})
+	}
+}
+
+func noJob(**cron.Scheduler, chan error) cron.Func { return nop }
+
+type claimFunc func(ctx context.Context, job string, at time.Time) (bool, error)
+
+func (f claimFunc) Claim(ctx context.Context, job string, at time.Time) (bool, error) {
+	return f(ctx, job, at)
+}
+
+// A job and a Schedule may call the scheduler's methods: Remove itself,
+// add a job, read its Next, Stats, Jobs, take a snapshot.
+func TestCallbacksCallBack(t *testing.T) {
+	f := newFixture(t, jan1)
+	var calls []string
+	j, _ := f.s.Add("once", "@every 1m", func(context.Context, time.Time) {
+		j, _ := f.s.Job("once")
+		var buf bytes.Buffer
+		err := f.s.Snapshot(&buf)
+		calls = append(calls, fmt.Sprint(j.Next().Sub(jan1), " ", j.Stats().Runs, " ", len(f.s.Jobs()), " ", err, " ", f.s.Remove("once")))
+		if _, err := f.s.Add("later", "@every 1h", nop); err != nil {
+			t.Error(err)
+		}
+	})
+	peek := scheduleFunc(func(t time.Time) time.Time {
+		calls = append(calls, fmt.Sprint("Next sees ", len(f.s.Jobs()), " jobs, ", f.s.Stats().Runs, " runs"))
+		return t.Add(90 * time.Second)
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.s.AddSchedule("peek", peek, nop)
+		f.clk.Advance(2 * time.Minute)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a watchdog: a deadlock fails here, never a slow machine
+		t.Fatal("a Schedule's Next that calls the scheduler deadlocked")
+	}
+	if got, want := strings.Join(calls, "; "), "Next sees 1 jobs, 0 runs; 2m0s 0 2 <nil> true; Next sees 2 jobs, 1 runs"; got != want {
+		t.Errorf("calls: %q, want %q", got, want)
+	}
+	if !j.Next().IsZero() || len(f.s.Jobs()) != 2 {
+		t.Errorf("after the job removed itself: next %v, jobs %d", j.Next(), len(f.s.Jobs()))
+	}
+}
