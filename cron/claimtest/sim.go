@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -22,13 +23,15 @@ import (
 	"github.com/timewheel/timewheel/cron"
 )
 
-// Config describes a simulation. The zero value is valid.
+// Config describes a simulation. The zero value is valid: every zero field
+// takes its default. New panics on a negative field.
 type Config struct {
 	// Replicas is the number of schedulers (default 3).
 	Replicas int
 	// MaxSkew bounds each replica's clock error: a replica's clock reads
 	// the true time plus a skew drawn from [-MaxSkew, +MaxSkew] (default
-	// 4s, so that two clocks differ by up to 8s).
+	// 4s, so that two clocks differ by up to 8s). It is at most
+	// MaxInt64/2, so that the range fits a time.Duration.
 	MaxSkew time.Duration
 	// SkewPeriod is how often, in true time, the skews are drawn anew, as
 	// NTP corrects clocks (default 10m). A clock whose skew drops stands
@@ -39,11 +42,31 @@ type Config struct {
 	// same true time move (default 1).
 	Seed uint64
 	// Options are given to every scheduler, after the wheel, WithInline,
-	// WithLocation(time.UTC) and WithClaimer.
+	// WithLocation(time.UTC), WithClaimer and a WithPanicHandler that
+	// panics again, so that a panic of OnRun ends RunUntil with it.
 	Options []cron.Option
 	// OnRun, if not nil, is called after each run is recorded, on the
-	// goroutine that advances the replica's clock.
+	// goroutine that advances the replica's clock, inside the replica's
+	// run: it may call the Sim's Now, Runs, Tally, Scheduler and Wheel,
+	// and a Stop of a scheduler returns at once (see cron.Scheduler.Stop);
+	// Add, RunUntil and Restart panic. A panic of OnRun reaches the caller
+	// of RunUntil.
 	OnRun func(replica int, job string, at time.Time)
+}
+
+// check panics on a field that is not valid.
+func (c *Config) check() {
+	const maxSkew = (math.MaxInt64 - 1) / 2 // the range 2·MaxSkew+1 fits
+	switch {
+	case c.Replicas < 0:
+		panic(fmt.Sprintf("claimtest: New called with Config.Replicas %d; want 1 or more, or 0 for 3", c.Replicas))
+	case c.MaxSkew < 0:
+		panic(fmt.Sprintf("claimtest: New called with Config.MaxSkew %v; want 0 or more (0 for 4s)", c.MaxSkew))
+	case c.MaxSkew > maxSkew:
+		panic(fmt.Sprintf("claimtest: New called with Config.MaxSkew %v; want at most %v", c.MaxSkew, time.Duration(maxSkew)))
+	case c.SkewPeriod < 0:
+		panic(fmt.Sprintf("claimtest: New called with Config.SkewPeriod %v; want more than 0 (0 for 10m)", c.SkewPeriod))
+	}
 }
 
 func (c *Config) defaults() {
@@ -71,6 +94,9 @@ func (c *Config) defaults() {
 // harder case for lock-and-release, which a run that takes a millisecond
 // does not ease.
 //
+// The zero Sim has no replicas: its Now is the zero time and it has no
+// runs; Add, RunUntil and Restart panic on it. Make one with New.
+//
 // A Sim is not safe for concurrent use.
 type Sim struct {
 	t       testing.TB
@@ -83,6 +109,7 @@ type Sim struct {
 	reps    []*replica
 	order   []int // the order replicas move in, shuffled each step
 	jobs    []simJob
+	moving  bool // in RunUntil or Restart: OnRun may be running
 
 	mu   sync.Mutex
 	runs map[string][]Record // guarded by mu
@@ -108,8 +135,16 @@ type Record struct {
 }
 
 // New returns a simulation of cfg.Replicas schedulers sharing c, at true
-// time start. The schedulers are stopped when the test ends.
+// time start. The schedulers are stopped when the test ends. New panics
+// if t or c is nil, or on a Config field that is negative.
 func New(t testing.TB, c cron.Claimer, start time.Time, cfg Config) *Sim {
+	switch {
+	case t == nil:
+		panic("claimtest: New called with a nil testing.TB")
+	case c == nil:
+		panic("claimtest: New called with a nil cron.Claimer")
+	}
+	cfg.check()
 	cfg.defaults()
 	s := &Sim{
 		t: t, cfg: cfg, claimer: c,
@@ -137,7 +172,8 @@ func (s *Sim) drawSkews() {
 func (s *Sim) newReplica(i int) *replica {
 	r := &replica{clk: clock.NewVirtual(s.now.Add(s.skew[i]))}
 	r.w = timewheel.New(timewheel.WithClock(r.clk), timewheel.WithExecutor(timewheel.Inline()))
-	opts := append([]cron.Option{cron.WithWheel(r.w), cron.WithInline(), cron.WithLocation(time.UTC), cron.WithClaimer(s.claimer)}, s.cfg.Options...)
+	opts := append([]cron.Option{cron.WithWheel(r.w), cron.WithInline(), cron.WithLocation(time.UTC), cron.WithClaimer(s.claimer),
+		cron.WithPanicHandler(func(_ string, v any) { panic(v) })}, s.cfg.Options...)
 	r.s = cron.New(opts...)
 	return r
 }
@@ -149,8 +185,21 @@ func (s *Sim) stop() {
 	}
 }
 
+// enter panics if s is a zero Sim, or if a run of it is going on: its
+// OnRun called fn.
+func (s *Sim) enter(fn string) {
+	switch {
+	case s.t == nil:
+		panic(fmt.Sprintf("claimtest: %s called on a zero Sim; make one with New", fn))
+	case s.moving:
+		panic(fmt.Sprintf("claimtest: %s called from OnRun; call it after RunUntil returns", fn))
+	}
+}
+
 // Add adds the job name on spec to every replica; each run is recorded.
+// Add panics on a zero Sim and when called from OnRun.
 func (s *Sim) Add(name, spec string, opts ...cron.JobOption) {
+	s.enter("Add")
 	s.t.Helper()
 	s.jobs = append(s.jobs, simJob{name, spec, opts})
 	for i, r := range s.reps {
@@ -177,15 +226,29 @@ func (s *Sim) addTo(i int, r *replica, j simJob) {
 // Now returns the true time.
 func (s *Sim) Now() time.Time { return s.now }
 
-// Scheduler returns replica i's scheduler.
-func (s *Sim) Scheduler(i int) *cron.Scheduler { return s.reps[i].s }
+// Scheduler returns replica i's scheduler. It panics unless 0 <= i <
+// Config.Replicas.
+func (s *Sim) Scheduler(i int) *cron.Scheduler { return s.replica("Scheduler", i).s }
 
-// Wheel returns replica i's wheel, on its virtual clock.
-func (s *Sim) Wheel(i int) *timewheel.Wheel { return s.reps[i].w }
+// Wheel returns replica i's wheel, on its virtual clock. It panics unless
+// 0 <= i < Config.Replicas.
+func (s *Sim) Wheel(i int) *timewheel.Wheel { return s.replica("Wheel", i).w }
+
+func (s *Sim) replica(fn string, i int) *replica {
+	if i < 0 || i >= len(s.reps) {
+		panic(fmt.Sprintf("claimtest: %s(%d) of a Sim of %d replicas", fn, i, len(s.reps)))
+	}
+	return s.reps[i]
+}
 
 // RunUntil moves the true time forward to end, and every replica's clock
-// with it, running what falls due in the order of the true time.
+// with it, running what falls due in the order of the true time. An end
+// before Now moves nothing. RunUntil panics on a zero Sim and when called
+// from OnRun.
 func (s *Sim) RunUntil(end time.Time) {
+	s.enter("RunUntil")
+	s.moving = true
+	defer func() { s.moving = false }()
 	for {
 		s.advanceDue()
 		t := end
@@ -232,8 +295,13 @@ func (s *Sim) advanceDue() {
 // true time with no replica running, and starts every replica anew, on a
 // new clock and with a new scheduler and the same jobs, restored from
 // its snapshot: the run that fell due first while they were down is
-// caught up, once in total if the claimer holds.
+// caught up, once in total if the claimer holds. Restart panics if down is
+// negative, on a zero Sim and when called from OnRun.
 func (s *Sim) Restart(down time.Duration) {
+	s.enter("Restart")
+	if down < 0 {
+		panic(fmt.Sprintf("claimtest: Restart called with negative down time %v", down))
+	}
 	s.t.Helper()
 	snaps := make([]bytes.Buffer, len(s.reps))
 	for i, r := range s.reps {

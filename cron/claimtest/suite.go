@@ -10,46 +10,63 @@ import (
 // Run runs the suite on claimers made by newClaimer. Each subtest calls
 // it once, for a claimer with no claims yet (a fresh key prefix will do),
 // which the subtest's replicas share; the subtests run in parallel. Each
-// subtest logs its Tally.
+// subtest logs its Tally. Run panics if newClaimer is nil.
 //
 // The subtests: five replicas with clocks up to 4s off, their skews
 // drawn anew every 10 minutes, running "* * * * *" for a day, "0 9 * * *"
-// in New York from March to November (both daylight-saving changes) and
-// "@every 10s" for a day, every instant exactly once in total and each
-// replica running some; and three replicas restarted together after ten
-// minutes down, which catch up the first missed run once.
+// in New York from March to November (both daylight-saving changes),
+// "@every 10s" for a day and "@every 1500ms" for half an hour, every
+// instant exactly once in total and each replica running some; and three
+// replicas restarted together after ten minutes down, which catch up the
+// first missed run once.
 func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
+	if newClaimer == nil {
+		panic("claimtest: Run called with a nil newClaimer")
+	}
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Starts and ends 5s off every instant, more than the 4s skew, so that
-	// every replica fires every instant between.
+	// every replica fires every instant between; but for a period under
+	// the skew, whose instants near the start and the end some replicas
+	// fire and others do not.
 	day := time.Date(2026, 3, 7, 0, 0, 5, 0, time.UTC)
+	const skew = 4 * time.Second
 	for _, tc := range []struct {
 		name, spec, zone string
 		from, to         time.Time
 		step             func(time.Time) time.Time
-		first            time.Time
+		first, last      time.Time     // the instants every replica fires
+		edge             time.Duration // the period, for a spec whose instants near from and to not every replica fires
 	}{
 		{"every minute for a day", "* * * * *", "", day, day.Add(24 * time.Hour),
-			func(t time.Time) time.Time { return t.Add(time.Minute) }, day.Truncate(time.Minute).Add(time.Minute)},
+			func(t time.Time) time.Time { return t.Add(time.Minute) }, day.Truncate(time.Minute).Add(time.Minute), day.Add(24 * time.Hour), 0},
 		{"9:00 New York, March to November", "0 9 * * *", "America/New_York",
 			time.Date(2026, 3, 1, 0, 0, 5, 0, ny), time.Date(2026, 11, 15, 0, 0, 5, 0, ny),
 			func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day()+1, 9, 0, 0, 0, ny) },
-			time.Date(2026, 3, 1, 9, 0, 0, 0, ny)},
+			time.Date(2026, 3, 1, 9, 0, 0, 0, ny), time.Date(2026, 11, 15, 0, 0, 5, 0, ny), 0},
 		{"every 10s for a day", "@every 10s", "", day, day.Add(24 * time.Hour),
-			func(t time.Time) time.Time { return t.Add(10 * time.Second) }, day.Add(5 * time.Second)},
+			func(t time.Time) time.Time { return t.Add(10 * time.Second) }, day.Add(5 * time.Second), day.Add(24 * time.Hour), 0},
+		// The grid of 1.5s through the epoch (and through midnight): the
+		// first instant after day+4s is 00:00:10.5.
+		{"every 1500ms for half an hour", "@every 1500ms", "", day, day.Add(30 * time.Minute),
+			func(t time.Time) time.Time { return t.Add(1500 * time.Millisecond) },
+			day.Add(5500 * time.Millisecond), day.Add(30*time.Minute - skew), 1500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sim := New(t, newClaimer(t), tc.from, Config{Replicas: 5})
+			sim := New(t, newClaimer(t), tc.from, Config{Replicas: 5, MaxSkew: skew})
 			sim.Add("job", tc.spec, zoneOpt(tc.zone)...)
 			sim.RunUntil(tc.to)
-			want := instants(tc.first, tc.to, tc.step)
+			want := instants(tc.first, tc.last, tc.step)
 			tl := sim.Tally("job", want)
 			t.Logf("%s", tl)
-			check(t, tl)
+			if tc.edge == 0 {
+				check(t, tl)
+			} else {
+				checkEdges(t, tl, sim.Runs("job"), want, tc.edge)
+			}
 			var lost, runs int
 			for i := range 5 {
 				st := sim.Scheduler(i).Stats()
@@ -59,7 +76,7 @@ func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 					t.Errorf("replica %d: %d claim errors", i, st.ClaimErrors)
 				}
 			}
-			if runs != len(want) || lost != 4*len(want) {
+			if runs != len(sim.Runs("job")) || tc.edge == 0 && (runs != len(want) || lost != 4*len(want)) {
 				t.Errorf("stats: %d runs, %d claims lost; want %d and %d", runs, lost, len(want), 4*len(want))
 			}
 		})
@@ -92,6 +109,33 @@ func check(t *testing.T, tl Tally) {
 		if n == 0 {
 			t.Errorf("replica %d ran nothing: %s", i, tl)
 		}
+	}
+}
+
+// checkEdges is check for a spec whose instants near the start and the
+// end only some replicas fire: every instant of want (which every replica
+// fires) ran exactly once, every replica ran something, and the runs
+// outside want were at instants of the grid of period, before or after
+// want, each once.
+func checkEdges(t *testing.T, tl Tally, runs []Record, want []time.Time, period time.Duration) {
+	t.Helper()
+	if tl.Once != tl.Instants || tl.More != 0 || tl.Never != 0 {
+		t.Errorf("not exactly once: %s", tl)
+	}
+	for i, n := range tl.PerReplica {
+		if n == 0 {
+			t.Errorf("replica %d ran nothing: %s", i, tl)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, r := range runs {
+		if !r.At.Before(want[0]) && !r.At.After(want[len(want)-1]) {
+			continue
+		}
+		if ns := r.At.UnixNano(); ns%int64(period) != 0 || seen[ns] {
+			t.Errorf("replica %d ran %v, off the grid of %v or a second time", r.Replica, r.At, period)
+		}
+		seen[r.At.UnixNano()] = true
 	}
 }
 
