@@ -53,6 +53,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,26 +67,33 @@ const DefaultTTL = 24 * time.Hour
 
 // Claimer claims runs on Redis; it implements cron.Claimer. It is safe
 // for concurrent use, as its client is.
+//
+// The zero Claimer has no client: its Claim and Key panic. Make one with
+// New.
 type Claimer struct {
-	client redis.UniversalClient
-	prefix string
-	ttl    time.Duration
-	owner  string
+	client   redis.UniversalClient
+	prefix   string
+	ttl      time.Duration
+	ttlMS    int64 // ttl in milliseconds, rounded up
+	owner    string
+	ownerSet bool // by WithOwner
 }
 
 // An Option configures a Claimer made by New.
 type Option func(*Claimer)
 
 // WithPrefix sets the start of every key (default DefaultPrefix), to keep
-// the claims of different services, or of tests, apart.
+// the claims of different services, or of tests, apart. With "", keys
+// start with the job's name.
 func WithPrefix(p string) Option {
 	return func(c *Claimer) { c.prefix = p }
 }
 
 // WithTTL sets how long a claim lasts (default DefaultTTL): longer than
 // the clocks of the replicas can differ, and than a replica may be down
-// before it catches up a missed run. It is stored in milliseconds.
-// WithTTL panics if d is less than a millisecond.
+// before it catches up a missed run. It is stored in milliseconds, rounded
+// up, so that a claim never lasts less than d. WithTTL panics if d is less
+// than a millisecond.
 func WithTTL(d time.Duration) Option {
 	if d < time.Millisecond {
 		panic(fmt.Sprintf("redisclaim: WithTTL called with a TTL under a millisecond: %v", d))
@@ -95,40 +103,72 @@ func WithTTL(d time.Duration) Option {
 
 // WithOwner sets the value stored in each key this Claimer sets, to tell
 // which replica ran a run (default: the host name and the process id,
-// "host:pid").
+// "host:pid"); "" stores an empty value.
 func WithOwner(name string) Option {
-	return func(c *Claimer) { c.owner = name }
+	return func(c *Claimer) { c.owner, c.ownerSet = name, true }
 }
 
 // New returns a Claimer on client: a single server, Sentinel or Cluster
-// (each key stands alone). New panics if client is nil.
+// (each key stands alone). Nil options are ignored. New panics if client
+// is nil, or a nil pointer such as a (*redis.Client)(nil).
 func New(client redis.UniversalClient, opts ...Option) *Claimer {
 	if client == nil {
 		panic("redisclaim: New called with a nil client")
 	}
+	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() {
+		panic(fmt.Sprintf("redisclaim: New called with a nil client (%T)(nil)", client))
+	}
 	c := &Claimer{client: client, prefix: DefaultPrefix, ttl: DefaultTTL}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
-	if c.owner == "" {
+	if !c.ownerSet {
 		host, _ := os.Hostname()
 		c.owner = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	c.ttlMS = int64(c.ttl / time.Millisecond)
+	if c.ttl%time.Millisecond != 0 {
+		c.ttlMS++
 	}
 	return c
 }
 
-// Key returns the key that claims the run of job at at.
+// Key returns the key that claims the run of job at at. Key panics on a
+// zero or nil Claimer. The complexity is O(len(job)).
 func (c *Claimer) Key(job string, at time.Time) string {
+	c.check("Key")
+	return c.key(job, at)
+}
+
+func (c *Claimer) key(job string, at time.Time) string {
 	return c.prefix + job + ":" + at.UTC().Format(time.RFC3339Nano)
+}
+
+// check panics if c was not made by New.
+func (c *Claimer) check(fn string) {
+	switch {
+	case c == nil:
+		panic(fmt.Sprintf("redisclaim: %s called on a nil *Claimer; make one with New", fn))
+	case c.client == nil:
+		panic(fmt.Sprintf("redisclaim: %s called on a zero Claimer; make one with New", fn))
+	}
 }
 
 // Claim claims the run of job at at with one SET key owner NX PX ttl. It
 // returns true if this call stored the key, false if the key was there,
-// and an error, wrapped with the key, if Redis did not answer. The cost
-// is one round trip to Redis.
+// and an error, wrapped with the key, if Redis did not answer, such as one
+// wrapping redis.ErrClosed once the client is closed. A nil ctx is
+// context.Background(). Claim panics on a zero or nil Claimer. The cost is
+// one round trip to Redis.
 func (c *Claimer) Claim(ctx context.Context, job string, at time.Time) (bool, error) {
-	key := c.Key(job, at)
-	cmd := redis.NewBoolCmd(ctx, "set", key, c.owner, "nx", "px", c.ttl.Milliseconds())
+	c.check("Claim")
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	key := c.key(job, at)
+	cmd := redis.NewBoolCmd(ctx, "set", key, c.owner, "nx", "px", c.ttlMS)
 	_ = c.client.Process(ctx, cmd)
 	won, err := cmd.Result()
 	if err != nil {

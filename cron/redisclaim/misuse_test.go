@@ -1,0 +1,160 @@
+package redisclaim_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/cron/redisclaim"
+)
+
+// misuse is a mistake a user can make with the package, and what it must
+// do: panic with a message, return an error, or work (neither).
+type misuse struct {
+	name  string
+	call  func(t *testing.T) error // checks values of its own with t.Errorf
+	panic string                   // the exact panic message, or "" for no panic
+	is    error                    // the error wanted (errors.Is), or nil for none
+	msg   string                   // the exact message of that error
+}
+
+func checkMisuse(t *testing.T, m misuse) {
+	t.Helper()
+	var err error
+	p := func() (p any) {
+		defer func() { p = recover() }()
+		err = m.call(t)
+		return nil
+	}()
+	switch {
+	case m.panic != "" && fmt.Sprint(p) != m.panic:
+		t.Errorf("%s: panic %q (error %v), want panic %q", m.name, fmt.Sprint(p), err, m.panic)
+	case m.panic != "":
+	case p != nil:
+		t.Errorf("%s: panic %q, want error %v", m.name, fmt.Sprint(p), m.is)
+	case m.is == nil && err != nil:
+		t.Errorf("%s: error %q, want none", m.name, err)
+	case m.is != nil && (!errors.Is(err, m.is) || err.Error() != m.msg):
+		t.Errorf("%s: error %v, want %q (wrapping %q)", m.name, err, m.msg, m.is)
+	}
+}
+
+// Zero and nil Claimers, nil clients, contexts and options, an empty
+// prefix or owner, TTLs at their extremes, and claims on a closed client,
+// against a real Redis.
+func TestMisuse(t *testing.T) {
+	srv := startRedis(t)
+	rdb := newClient(t, srv)
+	ctx := context.Background()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	claim := func(c *redisclaim.Claimer) func(t *testing.T) error {
+		return func(t *testing.T) error { _, err := c.Claim(ctx, "job", at); return err }
+	}
+	for _, m := range []misuse{
+		{name: "zero Claimer: Claim", panic: "redisclaim: Claim called on a zero Claimer; make one with New", call: claim(new(redisclaim.Claimer))},
+		{name: "zero Claimer: Key", panic: "redisclaim: Key called on a zero Claimer; make one with New",
+			call: func(t *testing.T) error { new(redisclaim.Claimer).Key("job", at); return nil }},
+		{name: "nil Claimer: Claim", panic: "redisclaim: Claim called on a nil *Claimer; make one with New", call: claim(nil)},
+		{name: "nil Claimer: Key", panic: "redisclaim: Key called on a nil *Claimer; make one with New",
+			call: func(t *testing.T) error { (*redisclaim.Claimer)(nil).Key("job", at); return nil }},
+		{name: "New(nil)", panic: "redisclaim: New called with a nil client",
+			call: func(t *testing.T) error { redisclaim.New(nil); return nil }},
+		{name: "New(nil *redis.Client)", panic: "redisclaim: New called with a nil client (*redis.Client)(nil)",
+			call: func(t *testing.T) error { redisclaim.New((*redis.Client)(nil)); return nil }},
+		{name: "New with nil options", call: func(t *testing.T) error {
+			return claim(redisclaim.New(rdb, nil, redisclaim.WithPrefix("nil-option:"), nil))(t)
+		}},
+		{name: "Claim(nil ctx)", call: func(t *testing.T) error {
+			won, err := redisclaim.New(rdb, redisclaim.WithPrefix("nil-ctx:")).Claim(nil, "job", at)
+			if !won && err == nil {
+				t.Error("Claim with a nil context lost a fresh claim")
+			}
+			return err
+		}},
+		{name: "empty prefix", call: func(t *testing.T) error {
+			c := redisclaim.New(rdb, redisclaim.WithPrefix(""))
+			if key := c.Key("empty-prefix", at); key != "empty-prefix:2026-01-01T00:00:00Z" {
+				t.Errorf("key %q", key)
+			}
+			if _, err := c.Claim(ctx, "empty-prefix", at); err != nil {
+				return err
+			}
+			if v, err := rdb.Exists(ctx, "empty-prefix:2026-01-01T00:00:00Z").Result(); v != 1 || err != nil {
+				t.Errorf("the key without a prefix: %v, %v", v, err)
+			}
+			return nil
+		}},
+		{name: "empty owner", call: func(t *testing.T) error {
+			c := redisclaim.New(rdb, redisclaim.WithPrefix("empty-owner:"), redisclaim.WithOwner(""))
+			if _, err := c.Claim(ctx, "job", at); err != nil {
+				return err
+			}
+			if v, err := rdb.Get(ctx, c.Key("job", at)).Result(); v != "" || err != nil {
+				t.Errorf("owner %q, %v; want the empty owner asked for", v, err)
+			}
+			return nil
+		}},
+		{name: "WithTTL(0)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: 0s",
+			call: func(t *testing.T) error { redisclaim.WithTTL(0); return nil }},
+		{name: "WithTTL(min)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: -2562047h47m16.854775808s",
+			call: func(t *testing.T) error { redisclaim.WithTTL(math.MinInt64); return nil }},
+		{name: "WithTTL(999µs)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: 999µs",
+			call: func(t *testing.T) error { redisclaim.WithTTL(999 * time.Microsecond); return nil }},
+		{name: "WithTTL(1500µs) rounds up", call: ttl(srv.Addr, 1500*time.Microsecond, 2)},
+		{name: "WithTTL(max)", call: ttl(srv.Addr, math.MaxInt64, int64(math.MaxInt64/time.Millisecond)+1)},
+		{name: "Claim on a closed client", is: redis.ErrClosed, msg: "redisclaim: claim cron:job:2026-01-01T00:00:00Z: redis: client is closed",
+			call: func(t *testing.T) error {
+				closed := redis.NewClient(&redis.Options{Addr: srv.Addr})
+				closed.Close()
+				return claim(redisclaim.New(closed))(t)
+			}},
+	} {
+		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+	}
+}
+
+// ttl claims with a TTL of d on a client of its own whose hook records
+// the PX argument of the SET it sends to Redis, and checks it is wantMS:
+// never less than d.
+func ttl(addr string, d time.Duration, wantMS int64) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		client := redis.NewClient(&redis.Options{Addr: addr})
+		defer client.Close()
+		var px []any
+		client.AddHook(pxHook{&px})
+		c := redisclaim.New(client, redisclaim.WithPrefix(fmt.Sprintf("ttl-%d:", d)), redisclaim.WithTTL(d))
+		if _, err := c.Claim(context.Background(), "job", time.Unix(0, 0)); err != nil {
+			return err
+		}
+		if len(px) != 1 || px[0] != wantMS {
+			t.Errorf("WithTTL(%v): SET … PX %v, want %d", d, px, wantMS)
+		}
+		return nil
+	}
+}
+
+// pxHook records the argument after "px" of each command a client sends.
+type pxHook struct{ px *[]any }
+
+func (pxHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h pxHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		args := cmd.Args()
+		for i := range len(args) - 1 {
+			if args[i] == "px" {
+				*h.px = append(*h.px, args[i+1])
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (pxHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
