@@ -32,7 +32,8 @@ var ErrDuplicate = errors.New("cron: duplicate job name")
 var ErrInRun = errors.New("cron: Stop called from a run, which it cannot wait for")
 
 // Func is a job. at is the time the run was scheduled for, in the job's
-// zone. ctx is cancelled when Stop gives up waiting for running jobs.
+// zone. ctx is cancelled when Stop gives up waiting for running jobs, or
+// is called from a run.
 type Func func(ctx context.Context, at time.Time)
 
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
