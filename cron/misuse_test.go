@@ -82,13 +82,15 @@ func TestMisuseZeroScheduler(t *testing.T) {
 			runMisuses(t, []misuse{
 				{name: "Add", call: func(t *testing.T) error {
 					s := zero.make()
+					before := time.Now()
 					j, err := s.Add("hourly", "@every 1h", nop)
+					after := time.Now()
 					if err != nil {
 						return err
 					}
 					defer s.Stop(context.Background())
-					if next := time.Until(j.Next()); next <= 59*time.Minute || next > time.Hour || j.Location() != time.Local {
-						t.Errorf("next run in %v in %v, want an hour from now in Local", next, j.Location())
+					if next := j.Next(); next.Before(before.Add(time.Hour)) || next.After(after.Add(time.Hour)) || j.Location() != time.Local {
+						t.Errorf("next run at %v in %v, want an hour after Add, in Local", next, j.Location())
 					}
 					return nil
 				}},
@@ -208,6 +210,17 @@ func TestMisuseNil(t *testing.T) {
 	})
 }
 
+// restoreAfter takes a snapshot of a scheduler, does end, and restores it.
+func restoreAfter(end func(f *fixture)) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		f := newFixture(t, jan1)
+		var buf bytes.Buffer
+		f.s.Snapshot(&buf)
+		end(f)
+		return f.s.Restore(&buf)
+	}
+}
+
 // Stop twice, and every method after Stop or on a closed wheel.
 func TestMisuseAfterStop(t *testing.T) {
 	runMisuses(t, []misuse{
@@ -231,13 +244,7 @@ func TestMisuseAfterStop(t *testing.T) {
 				return err
 			}},
 		{name: "Restore after Stop", is: cron.ErrStopped, msg: "cron: scheduler stopped",
-			call: func(t *testing.T) error {
-				f := newFixture(t, jan1)
-				var buf bytes.Buffer
-				f.s.Snapshot(&buf)
-				f.s.Stop(context.Background())
-				return f.s.Restore(&buf)
-			}},
+			call: restoreAfter(func(f *fixture) { f.s.Stop(context.Background()) })},
 		{name: "Snapshot, Remove, Next and Stats after Stop", call: func(t *testing.T) error {
 			f := newFixture(t, jan1)
 			j, _ := f.s.Add("job", "@every 1m", nop)
@@ -276,13 +283,7 @@ func TestMisuseAfterStop(t *testing.T) {
 			return err
 		}},
 		{name: "Restore on a closed wheel", is: timewheel.ErrClosed, msg: "cron: scheduler stopped: timewheel: wheel closed",
-			call: func(t *testing.T) error {
-				f := newFixture(t, jan1)
-				var buf bytes.Buffer
-				f.s.Snapshot(&buf)
-				f.w.Close()
-				return f.s.Restore(&buf)
-			}},
+			call: restoreAfter(func(f *fixture) { f.w.Close() })},
 	})
 }
 

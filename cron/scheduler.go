@@ -16,10 +16,9 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// ErrStopped is returned, wrapped with the job's name, by Add and
-// AddSchedule on a stopped Scheduler, and by Restore. A Scheduler whose
-// wheel is closed is stopped too: its errors wrap [timewheel.ErrClosed]
-// as well.
+// ErrStopped is returned by Add and AddSchedule, wrapped with the job's
+// name, and by Restore, on a stopped Scheduler. A Scheduler whose wheel is
+// closed is stopped too: its errors wrap [timewheel.ErrClosed] as well.
 var ErrStopped = errors.New("cron: scheduler stopped")
 
 // ErrDuplicate is returned, wrapped with the name, by Add and AddSchedule
