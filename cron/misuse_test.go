@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/cron"
 )
 
@@ -190,6 +191,11 @@ func TestMisuseNil(t *testing.T) {
 			}},
 		{name: "WithWheel(nil)", panic: "cron: WithWheel: nil wheel",
 			call: func(t *testing.T) error { cron.WithWheel(nil); return nil }},
+		{name: "WithWheel(zero Wheel)", panic: "timewheel: Now called on a zero Wheel; make one with New",
+			call: func(t *testing.T) error {
+				_, err := cron.New(cron.WithWheel(new(timewheel.Wheel))).Add("x", "@every 1m", nop)
+				return err
+			}},
 		{name: "WithLocation(nil)", panic: "cron: WithLocation: nil location",
 			call: func(t *testing.T) error { cron.WithLocation(nil); return nil }},
 		{name: "WithPanicHandler(nil)", panic: "cron: WithPanicHandler: nil handler",
@@ -479,8 +485,11 @@ func TestStopFromCallbacks(t *testing.T) {
 			return []cron.Option{cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) { return false, errDown })),
 				cron.WithClaimErrorHandler(func(string, time.Time, error) { result <- (*s).Stop(context.Background()) })}
 		}, noJob, cron.ErrInRun, inRun, cron.Stats{ClaimErrors: 1}},
-		{"another scheduler, idle", nil, func(_ **cron.Scheduler, result chan error) cron.Func {
-			return func(context.Context, time.Time) { result <- cron.New().Stop(context.Background()) }
+		{"another scheduler, idle", nil, func(s **cron.Scheduler, result chan error) cron.Func {
+			return func(context.Context, time.Time) {
+				other := cron.New(cron.WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(jan1)))))
+				result <- other.Stop(context.Background())
+			}
 		}, nil, "", cron.Stats{Runs: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

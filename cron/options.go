@@ -81,10 +81,10 @@ func WithPanicHandler(h func(job string, v any)) Option {
 // each hour UTC, whenever each replica started; a d that does not divide
 // a day falls where the grid does ("@every 25m" at 0:15, 0:40, 1:05 …
 // UTC on 2026-01-01), to the nanosecond for a d under a second
-// ("@every 1500ms" at :00.0, :01.5, :03.0 … of each minute). A Schedule of one's own (AddSchedule) must likewise
-// be a function of its argument alone. Runs that Restore catches up are
-// claimed as well, so that replicas restarting together run a missed run
-// once.
+// ("@every 1500ms" at :00.0, :01.5, :03.0 … of each minute). A Schedule
+// of one's own (AddSchedule) must likewise be a function of its argument
+// alone. Runs that Restore catches up are claimed as well, so that
+// replicas restarting together run a missed run once.
 //
 // A replica that claims a run and then dies, or whose process is killed
 // while the run is going, loses that run: no other replica runs it. That
