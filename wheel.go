@@ -3,13 +3,13 @@ package timewheel
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
 	"weak"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/stack"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
@@ -225,35 +225,12 @@ func (w *Wheel) Close() error {
 
 // callbackFrames are the functions on the stack of a goroutine running an
 // AfterFunc callback: the pool's, or the driver's for any other executor.
-var callbackFrames = [...]string{funcName((*Pool).run), funcName((*shard).fire)}
-
-func funcName(f any) string { return runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name() }
+var callbackFrames = [...]string{stack.FuncName((*Pool).run), stack.FuncName((*shard).fire)}
 
 // inCallback reports whether the calling goroutine is running an AfterFunc
-// callback, of any wheel. It walks the whole stack: Close alone calls it.
-func inCallback() bool {
-	pcs := make([]uintptr, 64)
-	for {
-		n := runtime.Callers(2, pcs)
-		if n < len(pcs) {
-			pcs = pcs[:n]
-			break
-		}
-		pcs = make([]uintptr, 2*len(pcs))
-	}
-	frames := runtime.CallersFrames(pcs)
-	for {
-		f, more := frames.Next()
-		for _, name := range callbackFrames {
-			if f.Function == name {
-				return true
-			}
-		}
-		if !more {
-			return false
-		}
-	}
-}
+// callback, of any wheel (see package internal/stack). Close and Pool.Wait
+// alone call it.
+func inCallback() bool { return stack.Has(callbackFrames[:]...) }
 
 // since returns the time elapsed since the wheel's epoch, in
 // nanoseconds: one read of the clock, with no interface call for the real

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"reflect"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	_ "time/tzdata" // InZone works on machines without zone files
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/stack"
 )
 
 // ErrStopped is returned by Add and AddSchedule, wrapped with the job's
@@ -326,32 +325,12 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 
 // runsFunc is the name of Scheduler.runs, the function at the bottom of
 // every run, as stack traces give it.
-var runsFunc = runtime.FuncForPC(reflect.ValueOf((*Scheduler).runs).Pointer()).Name()
+var runsFunc = stack.FuncName((*Scheduler).runs)
 
 // inRun reports whether the calling goroutine is running a run of a
-// Scheduler, any: whether Scheduler.runs is on its stack. The complexity
-// is O(d) in the depth of the stack.
-func inRun() bool {
-	pcs := make([]uintptr, 32)
-	for {
-		n := runtime.Callers(2, pcs)
-		if n < len(pcs) {
-			pcs = pcs[:n]
-			break
-		}
-		pcs = make([]uintptr, 2*len(pcs))
-	}
-	frames := runtime.CallersFrames(pcs)
-	for {
-		f, more := frames.Next()
-		if f.Function == runsFunc {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
+// Scheduler, any: whether Scheduler.runs is on its stack (see package
+// internal/stack). The complexity is O(d) in the depth of the stack.
+func inRun() bool { return stack.Has(runsFunc) }
 
 func logPanic(job string, v any) {
 	log.Printf("cron: job %q panicked: %v\n%s", job, v, debug.Stack())

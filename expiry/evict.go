@@ -2,9 +2,9 @@ package expiry
 
 import (
 	"reflect"
-	"runtime"
 	"slices"
-	"strings"
+
+	"github.com/timewheel/timewheel/internal/stack"
 )
 
 // event is one eviction callback waiting to be delivered.
@@ -122,21 +122,4 @@ var callFrame = reflect.TypeFor[Reason]().PkgPath() + ".(*Map[...]).call"
 // another's, so Close and Flush treat every callback alike, which at
 // least makes the outcome the same each time. The complexity is O(depth
 // of the stack); Close and Flush alone pay it.
-func inCallback() bool {
-	pcs := make([]uintptr, 64)
-	n := runtime.Callers(2, pcs)
-	for n == len(pcs) {
-		pcs = make([]uintptr, 2*len(pcs))
-		n = runtime.Callers(2, pcs)
-	}
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if strings.HasPrefix(f.Function, callFrame) {
-			return true
-		}
-		if !more {
-			return false
-		}
-	}
-}
+func inCallback() bool { return stack.Has(callFrame) }
