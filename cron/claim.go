@@ -3,7 +3,7 @@ package cron
 import (
 	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"math"
 	"math/big"
 	"time"
@@ -97,8 +97,12 @@ func (s *Scheduler) claim(j *Job, at time.Time) bool {
 	return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
 }
 
-func logClaimError(job string, at time.Time, err error) {
-	log.Printf("cron: claim of job %q at %v failed: %v", job, at, err)
+// logClaimError returns the default claim error handler: it logs the
+// error at level Warn through l, or slog.Default() if l is nil.
+func logClaimError(l *slog.Logger) func(job string, at time.Time, err error) {
+	return func(job string, at time.Time, err error) {
+		logger(l).Warn("cron: claim failed", "job", job, "at", at, "err", err)
+	}
 }
 
 // gridSchedule runs every d on a grid through origin: at the instants

@@ -27,9 +27,11 @@
 // # Time zones and daylight saving
 //
 // Each job runs in a zone: [InZone] names one ("America/New_York"), else a
-// CRON_TZ= prefix, else [WithLocation], else time.Local. Zone data is
-// embedded (time/tzdata), so zones load on machines without zone files;
-// the downside is some 450 KB added to the binary.
+// CRON_TZ= prefix, else [WithLocation], else time.Local. Zones are loaded
+// from the machine's zone files, as time.LoadLocation does; a program that
+// runs where there are none (a scratch container) embeds Go's copy, some
+// 450 KB, with import _ "time/tzdata" in its main package: a library
+// leaves that choice to the program, and an unknown zone's error says so.
 //
 // When clocks change, jobs run as cron users expect, by the rule of Vixie
 // cron. A job at fixed hours and minutes ("30 2 * * *", @daily) runs on

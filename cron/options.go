@@ -2,6 +2,7 @@ package cron
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -19,6 +20,7 @@ type config struct {
 	claimTimeout time.Duration
 	claimPolicy  ClaimPolicy
 	claimErr     func(job string, at time.Time, err error)
+	logger       *slog.Logger
 }
 
 // WithWheel sets the wheel whose timers wake the jobs and whose clock the
@@ -50,8 +52,9 @@ func WithInline() Option {
 }
 
 // WithPanicHandler sets what is called with a job's name and the value of
-// its panic, after it is recovered (default: the standard logger prints it
-// with a stack trace). The job's later runs, and the other jobs, go on.
+// its panic, after it is recovered (default: logged
+// at level Error, with the stack, through the scheduler's logger: see
+// WithLogger). The job's later runs, and the other jobs, go on.
 // A handler that panics itself (say, to fail a test on the wheel's
 // executor, with WithInline) ends the run with its panic; the run is
 // counted as ended all the same, the runs of the job queued behind it are
@@ -118,7 +121,8 @@ func WithClaimPolicy(p ClaimPolicy) Option {
 
 // WithClaimErrorHandler sets what is called, on the run's goroutine, with
 // the job's name, the run's instant and the error of a claim that failed
-// (default: the standard logger prints them). The run is then skipped or
+// (default: logged at level Warn through the scheduler's logger, see
+// WithLogger). The run is then skipped or
 // run as the job's ClaimPolicy says. WithClaimErrorHandler panics if h is
 // nil.
 func WithClaimErrorHandler(h func(job string, at time.Time, err error)) Option {
@@ -140,8 +144,9 @@ type jobConfig struct {
 // InZone sets the job's time zone by its IANA name, like "Europe/Berlin"
 // (default: the scheduler's, see WithLocation). The name is loaded with
 // time.LoadLocation when the job is added, so "" and "UTC" are UTC and
-// "Local" is time.Local; this package embeds time/tzdata, so it does not
-// depend on the zone files of the machine.
+// "Local" is time.Local. Zones come from the machine's zone files; a
+// program for machines without them embeds Go's copy by importing
+// time/tzdata in its main package.
 func InZone(name string) JobOption {
 	return func(c *jobConfig) { c.zone = &name }
 }
@@ -197,4 +202,12 @@ func (p Overlap) String() string {
 		return "allow"
 	}
 	return fmt.Sprintf("Overlap(%d)", uint8(p))
+}
+
+// WithLogger sets where the scheduler logs what it has no handler for: a
+// job's panic (unless WithPanicHandler is set) and a failed claim (unless
+// WithClaimErrorHandler is). The default, and a nil l, is slog.Default()
+// at the time of logging, so a program's slog.SetDefault applies.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
 }

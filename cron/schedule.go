@@ -174,7 +174,7 @@ func splitZone(spec string) (zone, rest string, named bool) {
 func loadZone(name string) (*time.Location, error) {
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrZone, name, err)
+		return nil, fmt.Errorf("%w %q: %v (a program for machines without zone files imports time/tzdata in its main package)", ErrZone, name, err)
 	}
 	return loc, nil
 }

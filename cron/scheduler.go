@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"log/slog"
 	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
-	_ "time/tzdata" // InZone works on machines without zone files
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/internal/stack"
@@ -82,7 +81,7 @@ func New(opts ...Option) *Scheduler {
 }
 
 func defaults() config {
-	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout, claimErr: logClaimError, panicHandler: logPanic}
+	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout}
 }
 
 // setUpLocked makes s the Scheduler cfg describes.
@@ -94,10 +93,16 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.loc = cfg.loc
 	s.inline = cfg.inline
 	s.panicHandler = cfg.panicHandler
+	if s.panicHandler == nil {
+		s.panicHandler = logPanic(cfg.logger)
+	}
 	s.claimer = cfg.claimer
 	s.claimTimeout = cfg.claimTimeout
 	s.claimPolicy = cfg.claimPolicy
 	s.claimErr = cfg.claimErr
+	if s.claimErr == nil {
+		s.claimErr = logClaimError(cfg.logger)
+	}
 	s.jobs = make(map[string]*Job)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.idle.L = &s.mu
@@ -332,6 +337,19 @@ var runsFunc = stack.FuncName((*Scheduler).runs)
 // internal/stack). The complexity is O(d) in the depth of the stack.
 func inRun() bool { return stack.Has(runsFunc) }
 
-func logPanic(job string, v any) {
-	log.Printf("cron: job %q panicked: %v\n%s", job, v, debug.Stack())
+// logPanic returns the default panic handler: it logs the panic and its
+// stack at level Error through l, or through slog.Default() at the time
+// of the panic if l is nil.
+func logPanic(l *slog.Logger) func(job string, v any) {
+	return func(job string, v any) {
+		logger(l).Error("cron: job panicked", "job", job, "panic", v, "stack", string(debug.Stack()))
+	}
+}
+
+// logger returns l, or slog.Default() if l is nil.
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
 }
