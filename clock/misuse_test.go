@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
 // A misuse is one wrong use of the package and what it must do: want is
@@ -17,20 +18,9 @@ type misuse struct {
 	want string
 }
 
-// outcome runs f and returns what it returned, printed, or "panic: " and
-// what it panicked with.
-func outcome(f func() any) (s string) {
-	defer func() {
-		if r := recover(); r != nil {
-			s = fmt.Sprint("panic: ", r)
-		}
-	}()
-	return fmt.Sprint(f())
-}
-
 func checkMisuse(t *testing.T, c misuse) {
 	t.Helper()
-	if got := outcome(c.f); got != c.want {
+	if got := misusetest.Printed(c.f); got != c.want {
 		t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
 	}
 }
@@ -181,7 +171,7 @@ func TestMisuseFromCallbacks(t *testing.T) {
 			v := clock.NewVirtual(start)
 			var tm clock.Timer
 			tm = v.AfterFunc(0, func() { tm.Reset(0) })
-			outcome(func() any { return v.Advance(0) })
+			misusetest.Printed(func() any { return v.Advance(0) })
 			tm.Stop()
 			v.AfterFunc(time.Second, func() {})
 			return fmt.Sprint(v.Advance(time.Second), v.Since(start))

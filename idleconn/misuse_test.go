@@ -12,6 +12,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/idleconn"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
 // misuse is one way of holding the package wrong, and what it must do:
@@ -24,23 +25,11 @@ type misuse struct {
 	is   error
 }
 
-// outcome runs f and describes what it did, in the form of misuse.want.
-func outcome(f func() error) (got string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			got = fmt.Sprint("panic: ", r)
-		}
-	}()
-	if err = f(); err != nil {
-		return "error: " + err.Error(), err
-	}
-	return "ok", nil
-}
-
 // checkMisuse runs m and checks its outcome.
 func checkMisuse(t *testing.T, m misuse) {
 	t.Helper()
-	got, err := outcome(func() error { return m.run(t) })
+	var err error
+	got := misusetest.Outcome(func() error { err = m.run(t); return err })
 	if got != m.want {
 		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/timewheel/timewheel/cron"
 	"github.com/timewheel/timewheel/expiry"
 	"github.com/timewheel/timewheel/idleconn"
+	"github.com/timewheel/timewheel/internal/misusetest"
 	"github.com/timewheel/timewheel/promwheel"
 )
 
@@ -30,17 +31,7 @@ type misuse struct {
 // checkMisuse runs m and checks its outcome.
 func checkMisuse(t *testing.T, m misuse) {
 	t.Helper()
-	got := func() (got string) {
-		defer func() {
-			if r := recover(); r != nil {
-				got = fmt.Sprint("panic: ", r)
-			}
-		}()
-		if err := m.run(t); err != nil {
-			return "error: " + err.Error()
-		}
-		return "ok"
-	}()
+	got := misusetest.Outcome(func() error { return m.run(t) })
 	if got != m.want {
 		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/misusetest"
 	"github.com/timewheel/timewheel/wheelctx"
 )
 
@@ -21,30 +22,15 @@ type misuse struct {
 	want string
 }
 
-// outcome runs f and describes what it did, in the form of misuse.want.
-func outcome(f func() error) (got string) {
-	defer func() {
-		if r := recover(); r != nil {
-			got = fmt.Sprint("panic: ", r)
-		}
-	}()
-	if err := f(); err != nil {
-		return "error: " + err.Error()
-	}
-	return "ok"
-}
-
 // checkMisuse runs m, failing if it has not returned within the guard
 // (a hang: the guard only bounds the failure, it times nothing), and
 // checks its outcome.
 func checkMisuse(t *testing.T, m misuse) {
 	t.Helper()
-	done := make(chan string, 1)
-	go func() { done <- outcome(func() error { return m.run(t) }) }()
-	var got string
-	select {
-	case got = <-done:
-	case <-time.After(time.Minute):
+	got, ok := misusetest.Returned(time.Minute, func() string {
+		return misusetest.Outcome(func() error { return m.run(t) })
+	})
+	if !ok {
 		t.Fatalf("%s: did not return", m.name)
 	}
 	if got != m.want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
 // misuse is one way of holding a Monitor wrong, and what it must do: want
@@ -23,27 +24,14 @@ type misuse struct {
 // hang: the guard times nothing), and checks its outcome.
 func checkMisuse(t *testing.T, m misuse) {
 	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		done <- func() (got string) {
-			defer func() {
-				if r := recover(); r != nil {
-					got = fmt.Sprint("panic: ", r)
-				}
-			}()
-			if err := m.run(t); err != nil {
-				return "error: " + err.Error()
-			}
-			return "ok"
-		}()
-	}()
-	select {
-	case got := <-done:
-		if got != m.want {
-			t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
-		}
-	case <-time.After(time.Minute):
+	got, ok := misusetest.Returned(time.Minute, func() string {
+		return misusetest.Outcome(func() error { return m.run(t) })
+	})
+	if !ok {
 		t.Fatalf("%s: did not return", m.name)
+	}
+	if got != m.want {
+		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
 	}
 }
 
