@@ -41,35 +41,44 @@ func (s *Socket) Poll(d time.Duration, f func(readable bool)) error {
 		panic("loop: Socket.Poll called while a Poll of the socket is pending")
 	}
 	s.poll = f
-	if s.held || s.rdone {
-		s.l.Post(s.pollReady)
-		return nil
-	}
 	if s.pollTimer == nil {
 		s.pollTimer = s.l.newTimer(s.pollExpired)
 		s.pollTimer.unref = true
 	}
 	s.pollTimer.Start(d, 0)
+	if s.held || s.rdone {
+		s.l.Post(s.pollReady)
+	}
 	return nil
 }
 
-// pollReady ends a Poll made on a readable socket.
+// pollReady ends a Poll made on a socket that was readable then. If it
+// is not readable any more (a Poll made by the f of another, while the
+// chunk that ended that one was being delivered), it waits on.
 func (s *Socket) pollReady() {
-	if s.poll == nil || s.closed || !s.held && !s.rdone {
-		return // ended meanwhile, and maybe made anew by its f: that one waits
+	if s.poll != nil && !s.closed && (s.held || s.rdone) {
+		s.pollEnd()
 	}
-	if s.held {
-		s.flow() // f(true), then the chunk as usual
-		return
-	}
-	s.pollDone(true)
 }
 
-// pollExpired is the Poll timer's callback.
+// pollExpired is the Poll timer's callback: the socket may have become
+// readable in the same pass, or have been so when the Poll was made with
+// no time to wait.
 func (s *Socket) pollExpired() {
 	if s.poll != nil {
-		s.pollDone(false)
+		s.pollEnd()
 	}
+}
+
+// pollEnd ends the pending Poll with whether the socket is readable: a
+// chunk held (f(true), then the chunk as usual), the peer's end, or
+// neither.
+func (s *Socket) pollEnd() {
+	if s.held {
+		s.flow()
+		return
+	}
+	s.pollDone(s.rdone)
 }
 
 // pollDone ends the pending Poll and calls its f.

@@ -29,16 +29,18 @@ func goid() int64 {
 	return id
 }
 
-// running runs l.Run on a goroutine of its own and returns the id of that
-// goroutine and a channel that receives what Run returned.
-func running(l *loop.Loop) (g int64, done <-chan error) {
-	ids := make(chan int64)
+// running runs l.Run on a goroutine of its own, which it makes the loop
+// goroutine of tr (if tr is not nil) first, and returns a channel that
+// receives what Run returned.
+func running(l *loop.Loop, tr *trace) (done <-chan error) {
 	ch := make(chan error, 1)
 	go func() {
-		ids <- goid()
+		if tr != nil {
+			tr.g = goid()
+		}
 		ch <- l.Run()
 	}()
-	return <-ids, ch
+	return ch
 }
 
 // trace records callbacks with the time since t0 on the clock of the
@@ -52,7 +54,7 @@ type trace struct {
 	lines []string
 }
 
-func newTrace(t *testing.T, g int64) *trace { return &trace{t: t, t0: time.Now(), g: g} }
+func newTrace(t *testing.T) *trace { return &trace{t: t, t0: time.Now()} }
 
 func (tr *trace) add(format string, args ...any) {
 	if g := goid(); g != tr.g {
@@ -194,3 +196,25 @@ func (ln *chanListener) Close() error {
 }
 
 func (ln *chanListener) Addr() net.Addr { return &net.UnixAddr{Name: "listener", Net: "unix"} }
+
+// ioGoroutines returns the stacks of the goroutines of sockets and
+// listeners that are alive, at the moment of the call (no retry, unlike
+// goleak).
+func ioGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var found []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "timewheel/loop.(*Socket)") || strings.Contains(g, "timewheel/loop.(*Listener)") {
+			found = append(found, g)
+		}
+	}
+	return found
+}

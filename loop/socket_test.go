@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,8 +31,8 @@ func pipeSocket(t *testing.T, opts ...loop.Option) (l *loop.Loop, s *loop.Socket
 		t.Fatal(err)
 	}
 	return l, s, b, func() (*trace, <-chan error) {
-		g, done := running(l)
-		return newTrace(t, g), done
+		tr := newTrace(t)
+		return tr, running(l, tr)
 	}
 }
 
@@ -81,8 +80,8 @@ func runSocketCase(t *testing.T, c socketCase) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, done := running(l)
-			tr := newTrace(t, g)
+			tr := newTrace(t)
+			done := running(l, tr)
 			l.Post(func() { tr.watch("s", s) })
 			c.do(l, s, conn, tr)
 			synctest.Wait()
@@ -156,11 +155,13 @@ func TestSocketTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := loop.New()
-	var g atomic.Int64                    // the loop goroutine's id
+	g := int64(0)                         // the loop goroutine's id, which the callbacks know
 	events := map[*loop.Socket][]string{} // on the loop goroutine only
 	onLoop := func() {
-		if id := goid(); id != g.Load() {
-			t.Errorf("callback on goroutine %d, not the loop's %d", id, g.Load())
+		if g == 0 {
+			g = goid() // the listener's callback, the first of all
+		} else if id := goid(); id != g {
+			t.Errorf("callback on goroutine %d, not the first callback's %d", id, g)
 		}
 	}
 	accepted := 0
@@ -183,8 +184,7 @@ func TestSocketTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, done := running(l)
-	g.Store(id)
+	done := running(l, nil)
 	for i := range clients {
 		c, err := net.Dial("tcp", nl.Addr().String())
 		if err != nil {
@@ -305,7 +305,7 @@ func TestSocketPause(t *testing.T) {
 			}
 			s.Pause()
 		})
-		_, done := running(l)
+		done := running(l, nil)
 		synctest.Wait()
 		if n := c.nreads.Load(); delivered != 1 || n != 2 {
 			t.Fatalf("paused at once: %d chunks delivered, %d reads; want 1, 2", delivered, n)
