@@ -240,7 +240,7 @@ func (ls *Listener) arrive() {
 		ls.release()
 	case a.err != nil:
 		ls.closeNow(a.err)
-		if ls.onError != nil {
+		if ls.onError != nil && !ls.l.stopped.Load() {
 			ls.onError(a.err)
 		}
 	default:

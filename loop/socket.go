@@ -396,15 +396,19 @@ func (s *Socket) readerGone() {
 	s.release()
 }
 
+// over reports whether the socket's callbacks are over: it is closed, or
+// its loop stopped (by the callback that just ran, maybe).
+func (s *Socket) over() bool { return s.closed || s.l.stopped.Load() }
+
 // flow delivers the chunk held, unless the socket is paused: a pending
 // Poll hears of it first.
 func (s *Socket) flow() {
-	if s.closed || !s.held {
+	if s.over() || !s.held {
 		return
 	}
 	if s.poll != nil {
 		s.pollDone(true)
-		if s.closed {
+		if s.over() {
 			return
 		}
 	}
@@ -418,7 +422,7 @@ func (s *Socket) flow() {
 		if s.onData != nil {
 			s.onData(s.rbuf[:n])
 		}
-		if s.closed {
+		if s.over() {
 			return
 		}
 		if err != nil && s.paused { // paused by OnData: the end or the error waits for Resume
@@ -442,7 +446,7 @@ func (s *Socket) end() {
 	if s.onEnd != nil {
 		s.onEnd()
 	}
-	if !s.closed {
+	if !s.over() {
 		s.endWrite()
 	}
 }
@@ -450,7 +454,7 @@ func (s *Socket) end() {
 // fail closes the socket for err, then tells OnError.
 func (s *Socket) fail(err error) {
 	s.closeNow(err)
-	if s.onError != nil {
+	if s.onError != nil && !s.l.stopped.Load() {
 		s.onError(err)
 	}
 }

@@ -141,7 +141,7 @@ func (s *Socket) wrote() {
 	}
 	if s.needDrain {
 		s.needDrain = false
-		if s.onDrain != nil {
+		if s.onDrain != nil && !s.l.stopped.Load() {
 			s.onDrain()
 		}
 	}
