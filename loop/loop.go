@@ -18,22 +18,23 @@ import (
 // stopped.
 var ErrStopped = errors.New("loop: stopped")
 
-// Loop is a single-goroutine event loop of timers and posted functions,
-// like libuv's uv_loop_t. It is made by [New]. The zero Loop is ready to
+// Loop is a single-goroutine event loop of timers, sockets and posted
+// functions, like libuv's uv_loop_t. It is made by [New]. The zero Loop is ready to
 // use: it is the loop New() returns, on the real clock with a
 // one-millisecond tick, its time counted from its first use. A Loop must
 // not be copied after first use.
 //
 // Post, Stop, Ref and Unref are safe for concurrent use, from any
-// goroutine. Run, RunOnce, RunNoWait and Timeout, and the methods of the
-// loop's timers, belong to the goroutine running the loop: call them from
-// callbacks and posted functions, or before the loop runs. Only one
-// goroutine may run the loop at a time; Run panics if called while the
-// loop is running, including from one of its own callbacks. Timeout, and
-// the methods of the loop's timers, panic if called from another
-// goroutine while the loop waits for work; a call from another goroutine
-// while the loop runs a callback is a data race, which the race detector
-// reports.
+// goroutine. Run, RunOnce, RunNoWait, Timeout, NewSocket and NewListener,
+// and the methods of the loop's timers, sockets and listeners, belong to
+// the goroutine running the loop: call them from callbacks and posted
+// functions, or before the loop runs. Only one goroutine may run the loop
+// at a time; Run panics if called while the loop is running, including
+// from one of its own callbacks. Timeout, NewSocket, NewListener and the
+// methods of the loop's timers, sockets and listeners panic if called
+// from another goroutine while the loop waits for work; a call from
+// another goroutine while the loop runs a callback is a data race, which
+// the race detector reports.
 type Loop struct {
 	once  sync.Once // sets up the loop: in New, or on the zero Loop's first use
 	clock clock.Clock
