@@ -132,7 +132,8 @@ func (l *Loop) Post(f func()) error {
 // connection of every open [Socket] and the listener of every open
 // [Listener] of the loop, without running their callbacks, and their
 // goroutines return; the Run method that returns ErrStopped waits for
-// them first. Stop does not wait for Run to return, so it may be called
+// them first (on a loop that is not running, RunNoWait after Stop waits
+// for them and returns). Stop does not wait for Run to return, so it may be called
 // from the loop's own callbacks. Stopping a stopped loop does nothing.
 // (libuv's uv_stop only ends the current uv_run; here Stop is final, so
 // that work posted from other goroutines cannot be lost silently.) The

@@ -35,9 +35,9 @@ const readSize = 4 << 10
 // # Writing, and its bound
 //
 // [Socket.Write] copies the bytes into the socket's queue and returns at
-// once; a goroutine started for the purpose writes what is queued, one
-// batch at a time, and ends when the queue is empty (an idle socket has no
-// writing goroutine). Write returns false once 64 KiB or more are queued
+// once; a goroutine started for each batch writes what is queued by then,
+// one batch at a time, so a socket has at most one writing goroutine, and
+// an idle socket none. Write returns false once 64 KiB or more are queued
 // or being written, as Node's write returns false at its high-water mark:
 // the bytes are queued all the same, and [Socket.OnDrain]'s callback runs
 // when the queue has been written out. The bound is advisory, as in Node:
@@ -80,7 +80,11 @@ const readSize = 4 << 10
 // A Socket is not safe for concurrent use: its methods belong to the loop
 // goroutine, or to setting up before the loop runs, as the methods of a
 // [Timer] do, and panic if called from another goroutine while the loop
-// waits for work. Its callbacks run on the loop goroutine. The zero Socket
+// waits for work. Its callbacks run on the loop goroutine; one that
+// panics unwinds through Run, as a timer's callback does, and leaves the
+// socket as if it had returned: run again, the loop delivers what comes
+// next (the next chunk, or the end or error that came with the chunk,
+// and the chunk a Poll's panicking callback was told of). The zero Socket
 // has no connection and no loop: each of its methods, and each method of
 // a nil *Socket, panics naming the method. A Socket must not be copied:
 // the methods of a copy panic.
@@ -401,13 +405,14 @@ func (s *Socket) readerGone() {
 func (s *Socket) over() bool { return s.closed || s.l.stopped.Load() }
 
 // flow delivers the chunk held, unless the socket is paused: a pending
-// Poll hears of it first.
+// Poll hears of it first. A callback that panics unwinds through Run and
+// leaves the socket as if it had returned (see pollFirst, data and end).
 func (s *Socket) flow() {
 	if s.over() || !s.held {
 		return
 	}
 	if s.poll != nil {
-		s.pollDone(true)
+		s.pollFirst()
 		if s.over() {
 			return
 		}
@@ -420,7 +425,7 @@ func (s *Socket) flow() {
 	if n > 0 {
 		s.touch()
 		if s.onData != nil {
-			s.onData(s.rbuf[:n])
+			s.data(n, err)
 		}
 		if s.over() {
 			return
@@ -440,14 +445,49 @@ func (s *Socket) flow() {
 	}
 }
 
-// end delivers the peer's end and ends the socket's own side.
+// pollFirst tells the pending Poll that the socket is readable. If its f
+// panics, the chunk is delivered on the next pass.
+func (s *Socket) pollFirst() {
+	returned := false
+	defer func() {
+		if !returned {
+			s.l.Post(s.flow)
+		}
+	}()
+	s.pollDone(true)
+	returned = true
+}
+
+// data hands OnData the n bytes read. If OnData panics, the socket goes
+// on as if it had returned: it reads the next chunk, or delivers on the
+// next pass the end or the error that came with these bytes.
+func (s *Socket) data(n int, err error) {
+	returned := false
+	defer func() {
+		switch {
+		case returned || s.over():
+		case err == nil:
+			s.more <- struct{}{}
+		default:
+			s.rn, s.held = 0, true
+			s.l.Post(s.flow)
+		}
+	}()
+	s.onData(s.rbuf[:n])
+	returned = true
+}
+
+// end delivers the peer's end and ends the socket's own side, even if
+// OnEnd panics.
 func (s *Socket) end() {
 	s.rdone = true
+	defer func() {
+		if !s.over() {
+			s.endWrite()
+		}
+	}()
 	if s.onEnd != nil {
 		s.onEnd()
-	}
-	if !s.over() {
-		s.endWrite()
 	}
 }
 

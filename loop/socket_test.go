@@ -321,3 +321,78 @@ func TestSocketPause(t *testing.T) {
 		}
 	})
 }
+
+// TestSocketCallbackPanics: a socket callback that panics unwinds through
+// Run, as a timer's does, and leaves its socket as if it had returned:
+// run again, the loop delivers what comes next.
+func TestSocketCallbackPanics(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(s *loop.Socket, tr *trace)
+		want  []string
+	}{
+		{"OnData: the next chunk is read",
+			func(s *loop.Socket, tr *trace) {
+				s.OnData(func(p []byte) {
+					tr.add("data %q", p)
+					if string(p) == "a" {
+						panic("in OnData")
+					}
+				})
+			},
+			[]string{`0s data "a"`, "0s Run panicked: in OnData", `0s data "b"`, "0s s end", "0s s close, Err " + closedErr}},
+		{"OnData with the end in the same Read: the end on the next pass",
+			func(s *loop.Socket, tr *trace) {
+				s.OnData(func(p []byte) { tr.add("data %q", p); panic("in OnData") })
+			},
+			[]string{`0s data "ab"`, "0s Run panicked: in OnData", "0s s end", "0s s close, Err " + closedErr}},
+		{"a Poll's f: the chunk on the next pass",
+			func(s *loop.Socket, tr *trace) {
+				s.Poll(time.Hour, func(bool) { tr.add("poll"); panic("in Poll") })
+			},
+			[]string{"0s poll", "0s Run panicked: in Poll", `0s s data "a"`, `0s s data "b"`, "0s s end", "0s s close, Err " + closedErr}},
+		{"OnEnd: the socket closes all the same",
+			func(s *loop.Socket, tr *trace) {
+				s.OnEnd(func() { tr.add("end"); panic("in OnEnd") })
+			},
+			[]string{`0s s data "a"`, `0s s data "b"`, "0s end", "0s Run panicked: in OnEnd", "0s s close, Err " + closedErr}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := loop.New()
+				conn := newScriptConn()
+				s, err := l.NewSocket(conn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr := newTrace(t)
+				tr.g = goid() // the loop runs here
+				tr.watch("s", s)
+				c.setup(s, tr)
+				go func() {
+					if strings.Contains(c.name, "same Read") {
+						conn.reads <- result{"ab", io.EOF}
+						return
+					}
+					conn.reads <- result{"a", nil}
+					conn.reads <- result{"b", io.EOF}
+				}()
+				for range 3 {
+					if r := runCatching(l); r != nil {
+						tr.add("Run panicked: %v", r)
+						continue
+					}
+					break
+				}
+				tr.want(c.want...)
+			})
+		})
+	}
+}
+
+// runCatching runs l and returns what it panicked with, or nil.
+func runCatching(l *loop.Loop) (r any) {
+	defer func() { r = recover() }()
+	l.Run()
+	return nil
+}
