@@ -52,8 +52,7 @@ type Listener struct {
 	// Owned by the loop goroutine.
 	closed    bool
 	accepting bool // the accepting goroutine has not told the loop it returned
-	released  bool // closed, its goroutine gone, OnClose posted: it keeps the loop alive no more
-	unref     bool
+	hold           // released once closed, its goroutine gone and OnClose posted
 	err       error
 }
 
@@ -145,10 +144,7 @@ func (ls *Listener) Unref() {
 	if !ls.usable() {
 		ls.misuse("Unref")
 	}
-	if !ls.unref && !ls.released {
-		ls.l.refs--
-	}
-	ls.unref = true
+	ls.setRef(ls.l, false)
 }
 
 // Ref undoes Unref: the open Listener keeps the loop alive again. It
@@ -157,10 +153,7 @@ func (ls *Listener) Ref() {
 	if !ls.usable() {
 		ls.misuse("Ref")
 	}
-	if ls.unref && !ls.released {
-		ls.l.refs++
-	}
-	ls.unref = false
+	ls.setRef(ls.l, true)
 }
 
 // Err returns nil while the Listener is open; once it is closed, the
@@ -282,10 +275,7 @@ func (ls *Listener) release() {
 	if !ls.closed || ls.accepting || ls.released {
 		return
 	}
-	ls.released = true
-	if !ls.unref {
-		ls.l.refs--
-	}
+	ls.unhold(ls.l)
 	ls.l.Post(ls.closing) // ErrStopped: nothing runs again anyway
 }
 

@@ -61,12 +61,6 @@ type Loop struct {
 	handles map[handle]struct{} // guarded by mu; the open sockets and listeners, which Stop closes
 }
 
-// handle is an open socket or listener of a loop.
-type handle interface {
-	// shut closes its connection or listener, from any goroutine.
-	shut()
-}
-
 // New returns a loop configured by opts; a nil Option configures nothing.
 // It starts no goroutine: the loop runs on the goroutine that calls Run.
 func New(opts ...Option) *Loop {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"reflect"
 	"time"
 )
 
@@ -110,14 +109,13 @@ type Socket struct {
 	arriveFn func()        // s.arrive, made once so that posting it allocates nothing
 
 	// Owned by the loop goroutine.
-	held     bool // a chunk has arrived and is not delivered yet
-	paused   bool
-	rdone    bool // the peer's end has been delivered
-	closed   bool
-	reading  bool // the reading goroutine has not told the loop it returned
-	released bool // closed, its goroutines gone, OnClose posted: it keeps the loop alive no more
-	unref    bool
-	err      error // why it closed
+	held    bool // a chunk has arrived and is not delivered yet
+	paused  bool
+	rdone   bool // the peer's end has been delivered
+	closed  bool
+	reading bool  // the reading goroutine has not told the loop it returned
+	hold          // released once closed, its goroutines gone and OnClose posted
+	err     error // why it closed
 
 	// Writing; see write.go.
 	wq        []byte // queued, owned by the loop
@@ -171,25 +169,6 @@ func (l *Loop) newSocket(c net.Conn) (*Socket, error) {
 	l.refs++
 	l.io.Go(s.read)
 	return s, nil
-}
-
-// isNil reports whether v is nil, or an interface holding a nil pointer,
-// whose methods would fail far from the mistake.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	r := reflect.ValueOf(v)
-	return r.Kind() == reflect.Pointer && r.IsNil()
-}
-
-// nilType names the type of a nil pointer held in v, for the panics of
-// isNil's callers: "" for a nil interface.
-func nilType(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (a nil %T)", v)
 }
 
 // usable reports whether the socket may be used here: it is the socket
@@ -289,10 +268,7 @@ func (s *Socket) Unref() {
 	if !s.usable() {
 		s.misuse("Unref")
 	}
-	if !s.unref && !s.released {
-		s.l.refs--
-	}
-	s.unref = true
+	s.setRef(s.l, false)
 }
 
 // Ref undoes Unref: the open socket keeps the loop alive again. It panics
@@ -301,10 +277,7 @@ func (s *Socket) Ref() {
 	if !s.usable() {
 		s.misuse("Ref")
 	}
-	if s.unref && !s.released {
-		s.l.refs++
-	}
-	s.unref = false
+	s.setRef(s.l, true)
 }
 
 // Err returns nil while the socket is open. Once it is closed, it returns
@@ -528,10 +501,7 @@ func (s *Socket) release() {
 	if !s.closed || s.reading || s.writing || s.released {
 		return
 	}
-	s.released = true
-	if !s.unref {
-		s.l.refs--
-	}
+	s.unhold(s.l)
 	s.l.Post(s.closing) // ErrStopped: nothing runs again anyway
 }
 

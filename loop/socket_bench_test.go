@@ -3,6 +3,7 @@ package loop_test
 import (
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,24 +76,37 @@ func BenchmarkRefresh(b *testing.B) {
 
 // tcpPair returns the two ends of a loopback TCP connection.
 func tcpPair(b *testing.B) (server, client net.Conn) {
+	servers, clients := tcpPairs(b, 1)
+	return servers[0], clients[0]
+}
+
+// tcpPairs returns the two ends of n loopback TCP connections.
+func tcpPairs(b *testing.B, n int) (servers, clients []net.Conn) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
+	accepted := make(chan net.Conn, n)
 	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
+		for range n {
+			c, _ := ln.Accept()
+			accepted <- c
+		}
 	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		b.Fatal(err)
+	for range n {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients = append(clients, c)
+		if s := <-accepted; s != nil {
+			servers = append(servers, s)
+		} else {
+			b.Fatal("accept failed")
+		}
 	}
-	if server = <-accepted; server == nil {
-		b.Fatal("accept failed")
-	}
-	return server, client
+	return servers, clients
 }
 
 // idleSockets is the number of connections BenchmarkIdleSockets holds.
@@ -100,7 +114,10 @@ const idleSockets = 1000
 
 // BenchmarkIdleSockets is the memory an idle server connection costs,
 // over the bare connection: heap and goroutine stacks after a collection,
-// per connection, with idleSockets of them open. impl=loop is a loop
+// per connection, with idleSockets of them open (B/conn, the sum of
+// heap-B/conn and stack-B/conn; the stacks' size is the runtime's
+// choice, the same for the three, which all have one goroutine blocked in
+// Read). impl=loop is a loop
 // socket with a SetTimeout (its reading goroutine, its 4 KiB buffer, its
 // timer); impl=idleconn is an idleconn.Conn and a goroutine blocked in its
 // Read with a 4 KiB buffer, as a server runs one; impl=stdlib is the same
@@ -108,42 +125,32 @@ const idleSockets = 1000
 func BenchmarkIdleSockets(b *testing.B) {
 	for _, impl := range []string{"loop", "idleconn", "stdlib"} {
 		b.Run("impl="+impl, func(b *testing.B) {
-			var perConn float64
+			var heap, stack float64
 			for b.Loop() {
-				perConn = holdIdle(b, impl)
+				heap, stack = holdIdle(b, impl)
 			}
-			b.ReportMetric(perConn, "B/conn")
+			b.ReportMetric(heap+stack, "B/conn")
+			b.ReportMetric(heap, "heap-B/conn")
+			b.ReportMetric(stack, "stack-B/conn")
 		})
 	}
 }
 
 // holdIdle opens idleSockets loopback connections, makes their server
-// ends idle sockets of impl, and returns what that added per connection.
-func holdIdle(b *testing.B, impl string) float64 {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	servers := make([]net.Conn, idleSockets)
-	clients := make([]net.Conn, idleSockets)
-	for i := range idleSockets {
-		accepted := make(chan net.Conn, 1)
-		go func() {
-			c, _ := ln.Accept()
-			accepted <- c
-		}()
-		if clients[i], err = net.Dial("tcp", ln.Addr().String()); err != nil {
-			b.Fatal(err)
+// ends idle sockets of impl, and returns what that added per connection,
+// on the heap and in goroutine stacks.
+func holdIdle(b *testing.B, impl string) (heap, stack float64) {
+	servers, clients := tcpPairs(b, idleSockets)
+	defer func() {
+		for _, c := range clients {
+			c.Close()
 		}
-		servers[i] = <-accepted
-		defer clients[i].Close()
-	}
+	}()
 	w := timewheel.New()
 	defer w.Close()
 	l := loop.New()
 	var wg sync.WaitGroup
-	before := inUse()
+	heap0, stack0 := inUse()
 	for i, c := range servers {
 		switch impl {
 		case "loop":
@@ -166,23 +173,37 @@ func holdIdle(b *testing.B, impl string) float64 {
 			wg.Go(func() { c.Read(buf) })
 		}
 	}
-	all := inUse()
+	waitBlockedInRead(idleSockets) // stacks as they are when idle
+	heap1, stack1 := inUse()
 	l.Stop()
 	l.RunNoWait() // its sockets' goroutines have returned
 	for _, c := range servers {
 		c.Close()
 	}
 	wg.Wait()
-	return (all - before) / idleSockets
+	return (heap1 - heap0) / idleSockets, (stack1 - stack0) / idleSockets
 }
 
-// inUse returns the bytes of heap and goroutine stacks in use after a
+// waitBlockedInRead waits until n goroutines are blocked in the poller,
+// each in its connection's Read.
+func waitBlockedInRead(n int) {
+	buf := make([]byte, 8<<20)
+	for {
+		all := string(buf[:runtime.Stack(buf, true)])
+		if strings.Count(all, "[IO wait") >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// inUse returns the bytes of heap and of goroutine stacks in use after a
 // collection.
-func inUse() float64 {
+func inUse() (heap, stack float64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return float64(ms.HeapAlloc + ms.StackInuse)
+	return float64(ms.HeapAlloc), float64(ms.StackInuse)
 }
 
 // BenchmarkSocketChunk is the cost of one chunk read through a loop

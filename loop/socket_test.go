@@ -70,16 +70,23 @@ type socketCase struct {
 	want []string
 }
 
+// socketOn returns a socket on c of a new loop on the real clock.
+func socketOn(t *testing.T, c net.Conn) (*loop.Loop, *loop.Socket) {
+	t.Helper()
+	l := loop.New()
+	s, err := l.NewSocket(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
+}
+
 func runSocketCase(t *testing.T, c socketCase) {
 	t.Helper()
 	t.Run(c.name, func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			l := loop.New()
 			conn := newScriptConn()
-			s, err := l.NewSocket(conn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l, s := socketOn(t, conn)
 			tr := newTrace(t)
 			done := running(l, tr)
 			l.Post(func() { tr.watch("s", s) })
@@ -290,13 +297,9 @@ func TestSocketWriteBound(t *testing.T) {
 // goes on.
 func TestSocketPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := loop.New()
 		c := newScriptConn()
 		c.endless = true
-		s, err := l.NewSocket(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, s := socketOn(t, c)
 		delivered := 0
 		s.OnData(func(p []byte) {
 			delivered++
@@ -359,12 +362,8 @@ func TestSocketCallbackPanics(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := loop.New()
 				conn := newScriptConn()
-				s, err := l.NewSocket(conn)
-				if err != nil {
-					t.Fatal(err)
-				}
+				l, s := socketOn(t, conn)
 				tr := newTrace(t)
 				tr.g = goid() // the loop runs here
 				tr.watch("s", s)
