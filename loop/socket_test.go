@@ -395,3 +395,28 @@ func runCatching(l *loop.Loop) (r any) {
 	l.Run()
 	return nil
 }
+
+// TestSocketUnref: an unreferenced socket does not keep Run going, but
+// its callbacks run while something else does; referenced again and
+// closed, the next Run waits for its OnClose.
+func TestSocketUnref(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, s, peer, _ := pipeSocket(t)
+		defer peer.Close()
+		tr := newTrace(t)
+		tr.g = goid() // the loop runs here
+		tr.watch("s", s)
+		s.Unref()
+		l.AfterFunc(time.Second, func() { tr.add("timer") })
+		go write(peer, 500*time.Millisecond, "a")
+		if err := l.Run(); err != nil {
+			t.Fatal(err)
+		}
+		tr.add("Run returned")
+		l.Post(func() { s.Ref(); s.Close() })
+		if err := l.Run(); err != nil {
+			t.Fatal(err)
+		}
+		tr.want(`500ms s data "a"`, "1s timer", "1s Run returned", "1s s close, Err "+closedErr)
+	})
+}
