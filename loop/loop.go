@@ -18,22 +18,23 @@ import (
 // stopped.
 var ErrStopped = errors.New("loop: stopped")
 
-// Loop is a single-goroutine event loop of timers and posted functions,
-// like libuv's uv_loop_t. It is made by [New]. The zero Loop is ready to
+// Loop is a single-goroutine event loop of timers, sockets and posted
+// functions, like libuv's uv_loop_t. It is made by [New]. The zero Loop is ready to
 // use: it is the loop New() returns, on the real clock with a
 // one-millisecond tick, its time counted from its first use. A Loop must
 // not be copied after first use.
 //
 // Post, Stop, Ref and Unref are safe for concurrent use, from any
-// goroutine. Run, RunOnce, RunNoWait and Timeout, and the methods of the
-// loop's timers, belong to the goroutine running the loop: call them from
-// callbacks and posted functions, or before the loop runs. Only one
-// goroutine may run the loop at a time; Run panics if called while the
-// loop is running, including from one of its own callbacks. Timeout, and
-// the methods of the loop's timers, panic if called from another
-// goroutine while the loop waits for work; a call from another goroutine
-// while the loop runs a callback is a data race, which the race detector
-// reports.
+// goroutine. Run, RunOnce, RunNoWait, Timeout, NewSocket and NewListener,
+// and the methods of the loop's timers, sockets and listeners, belong to
+// the goroutine running the loop: call them from callbacks and posted
+// functions, or before the loop runs. Only one goroutine may run the loop
+// at a time; Run panics if called while the loop is running, including
+// from one of its own callbacks. Timeout, NewSocket, NewListener and the
+// methods of the loop's timers, sockets and listeners panic if called
+// from another goroutine while the loop waits for work; a call from
+// another goroutine while the loop runs a callback is a data race, which
+// the race detector reports.
 type Loop struct {
 	once  sync.Once // sets up the loop: in New, or on the zero Loop's first use
 	clock clock.Clock
@@ -42,7 +43,7 @@ type Loop struct {
 
 	// Owned by the goroutine running the loop.
 	q       *queue.Wheel
-	refs    int         // active referenced timers
+	refs    int         // active referenced timers, open referenced sockets and listeners
 	sleeper clock.Timer // wakes the loop for the earliest timer; nil until first needed
 	batch   []*Timer    // timers expired in this pass, in order
 	work    []func()    // posted functions being run in this pass
@@ -50,11 +51,14 @@ type Loop struct {
 	running atomic.Bool
 	waiting atomic.Bool // the loop goroutine is blocked in wait, running nothing
 	stopped atomic.Bool
-	wake    chan struct{} // capacity 1: a wakeup is pending
+	wake    chan struct{}  // capacity 1: a wakeup is pending
+	done    chan struct{}  // closed by Stop: the goroutines of sockets and listeners return
+	io      sync.WaitGroup // those goroutines; started on the loop goroutine only
 
-	mu     sync.Mutex
-	posted []func() // guarded by mu
-	holds  int      // guarded by mu; Ref minus Unref
+	mu      sync.Mutex
+	posted  []func()            // guarded by mu
+	holds   int                 // guarded by mu; Ref minus Unref
+	handles map[handle]struct{} // guarded by mu; the open sockets and listeners, which Stop closes
 }
 
 // New returns a loop configured by opts; a nil Option configures nothing.
@@ -82,6 +86,7 @@ func (l *Loop) setup(cfg config) {
 	l.tick = cfg.tick
 	l.q = queue.NewWheel()
 	l.wake = make(chan struct{}, 1)
+	l.done = make(chan struct{})
 	l.epoch = l.clock.Now()
 }
 
@@ -117,18 +122,64 @@ func (l *Loop) Post(f func()) error {
 // Stop ends the loop for good, from any goroutine: Run returns
 // ErrStopped once the callback in progress, if any, has returned; no
 // further callback or posted function runs, functions posted but not yet
-// run are dropped, and Post returns ErrStopped. Stop does not wait for Run
-// to return, so it may be called from the loop's own callbacks. Stopping
-// a stopped loop does nothing. (libuv's uv_stop only ends the current
-// uv_run; here Stop is final, so that work posted from other goroutines
-// cannot be lost silently.) The complexity is O(1).
+// run are dropped, and Post returns ErrStopped. Stop closes the
+// connection of every open [Socket] and the listener of every open
+// [Listener] of the loop, without running their callbacks, and their
+// goroutines return; the Run method that returns ErrStopped waits for
+// them first (on a loop that is not running, RunNoWait after Stop waits
+// for them and returns). Stop does not wait for Run to return, so it may be called
+// from the loop's own callbacks. Stopping a stopped loop does nothing.
+// (libuv's uv_stop only ends the current uv_run; here Stop is final, so
+// that work posted from other goroutines cannot be lost silently.) The
+// complexity is O(1), plus one Close per open socket and listener.
 func (l *Loop) Stop() {
 	l.init()
 	l.mu.Lock()
+	if l.stopped.Load() {
+		l.mu.Unlock()
+		return
+	}
 	l.stopped.Store(true)
 	l.posted = nil
+	open := l.handles
+	l.handles = nil
+	close(l.done)
 	l.mu.Unlock()
+	for h := range open {
+		h.shut()
+	}
 	l.signal()
+}
+
+// register adds h to the handles Stop closes. On a stopped loop it adds
+// nothing and returns ErrStopped.
+func (l *Loop) register(h handle) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped.Load() {
+		return ErrStopped
+	}
+	if l.handles == nil {
+		l.handles = make(map[handle]struct{})
+	}
+	l.handles[h] = struct{}{}
+	return nil
+}
+
+// deregister removes h, closed, from the handles Stop closes.
+func (l *Loop) deregister(h handle) {
+	l.mu.Lock()
+	delete(l.handles, h)
+	l.mu.Unlock()
+}
+
+// halt returns ErrStopped after waiting for the goroutines of the loop's
+// sockets and listeners, which Stop has told to return: the Run methods
+// call it on a stopped loop, on the loop goroutine, the only one that
+// starts them.
+func (l *Loop) halt() error {
+	l.io.Wait()
+	return ErrStopped
 }
 
 // Ref keeps the loop alive, as a referenced handle does in libuv, until a
@@ -167,8 +218,10 @@ func (l *Loop) signal() {
 }
 
 // Run runs the loop until nothing is left to do, and returns nil then:
-// no referenced timer active, no posted function waiting and no Ref held.
-// It returns ErrStopped if the loop is or gets stopped. A callback that
+// no referenced timer active, no referenced socket or listener open, no
+// posted function waiting and no Ref held. It returns ErrStopped if the
+// loop is or gets stopped, once the goroutines of its sockets and
+// listeners have returned. A callback that
 // panics unwinds through Run, leaving the loop able to run again; timers
 // that were due with it and had not run yet stay due. Run panics if the
 // loop is running already: called from one of its own callbacks, or on a
@@ -179,7 +232,7 @@ func (l *Loop) Run() error {
 	for {
 		l.pass()
 		if l.stopped.Load() {
-			return ErrStopped
+			return l.halt()
 		}
 		if !l.alive() {
 			return nil
@@ -190,8 +243,10 @@ func (l *Loop) Run() error {
 
 // RunOnce runs every timer that is due and every function posted; if
 // nothing was ready and the loop is alive, it first waits for the next
-// timer or Post. It reports whether the loop is still alive, as libuv's
-// UV_RUN_ONCE does; a stopped loop is not. It panics as Run does.
+// timer, socket event or Post. It reports whether the loop is still
+// alive, as libuv's UV_RUN_ONCE does; a stopped loop is not, and RunOnce
+// returns on one as Run does, once its sockets' goroutines have returned.
+// It panics as Run does.
 func (l *Loop) RunOnce() bool {
 	l.enter("RunOnce")
 	defer l.running.Store(false)
@@ -205,19 +260,28 @@ func (l *Loop) RunOnce() bool {
 			}
 		}
 	}
-	return !l.stopped.Load() && l.alive()
+	if l.stopped.Load() {
+		l.halt()
+		return false
+	}
+	return l.alive()
 }
 
 // RunNoWait runs every timer that is due and every function posted,
 // without waiting, and reports whether the loop is still alive, as
 // libuv's UV_RUN_NOWAIT does; a stopped loop is not. With [Loop.Timeout]
 // it lets another event loop, or a test on a virtual clock, drive this
-// one. It panics as Run does.
+// one. On a stopped loop it returns once its sockets' goroutines have
+// returned, as Run does. It panics as Run does.
 func (l *Loop) RunNoWait() bool {
 	l.enter("RunNoWait")
 	defer l.running.Store(false)
 	l.pass()
-	return !l.stopped.Load() && l.alive()
+	if l.stopped.Load() {
+		l.halt()
+		return false
+	}
+	return l.alive()
 }
 
 // Timeout returns how long RunOnce would wait for the next timer: zero if

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"reflect"
 	"testing"
 	"testing/synctest"
@@ -401,4 +402,324 @@ func TestMisuseFromOtherGoroutines(t *testing.T) {
 			})
 		})
 	}
+}
+
+// onSocket returns a misuse case's f: it makes a socket on a scriptConn
+// of a virtual-clock loop, calls f, and stops the loop, its goroutines
+// gone, whatever f did.
+func onSocket(f func(l *loop.Loop, s *loop.Socket, c *scriptConn) any) func() any {
+	return func() any {
+		_, l := virtualLoop()
+		c := newScriptConn()
+		s, err := l.NewSocket(c)
+		if err != nil {
+			return err
+		}
+		defer func() { l.Stop(); l.RunNoWait() }()
+		return f(l, s, c)
+	}
+}
+
+// onListener is onSocket's twin for a Listener on a chanListener.
+func onListener(f func(l *loop.Loop, ls *loop.Listener) any) func() any {
+	return func() any {
+		_, l := virtualLoop()
+		ls, err := l.NewListener(newChanListener(), func(*loop.Socket) {})
+		if err != nil {
+			return err
+		}
+		defer func() { l.Stop(); l.RunNoWait() }()
+		return f(l, ls)
+	}
+}
+
+// socketMethods calls every method of a Socket once, each by name.
+var socketMethods = []struct {
+	name string
+	f    func(s *loop.Socket) any
+}{
+	{"OnData", func(s *loop.Socket) any { s.OnData(func([]byte) {}); return nil }},
+	{"OnEnd", func(s *loop.Socket) any { s.OnEnd(noopf); return nil }},
+	{"OnError", func(s *loop.Socket) any { s.OnError(func(error) {}); return nil }},
+	{"OnClose", func(s *loop.Socket) any { s.OnClose(noopf); return nil }},
+	{"OnDrain", func(s *loop.Socket) any { s.OnDrain(noopf); return nil }},
+	{"Pause", func(s *loop.Socket) any { s.Pause(); return nil }},
+	{"Resume", func(s *loop.Socket) any { s.Resume(); return nil }},
+	{"Ref", func(s *loop.Socket) any { s.Ref(); return nil }},
+	{"Unref", func(s *loop.Socket) any { s.Unref(); return nil }},
+	{"Err", func(s *loop.Socket) any { return s.Err() }},
+	{"LocalAddr", func(s *loop.Socket) any { return s.LocalAddr() }},
+	{"RemoteAddr", func(s *loop.Socket) any { return s.RemoteAddr() }},
+	{"Write", func(s *loop.Socket) any { return s.Write([]byte("x")) }},
+	{"End", func(s *loop.Socket) any { s.End(); return nil }},
+	{"Close", func(s *loop.Socket) any { return s.Close() }},
+	{"SetTimeout", func(s *loop.Socket) any { s.SetTimeout(time.Second, noopf); return nil }},
+	{"Poll", func(s *loop.Socket) any { return s.Poll(time.Second, func(bool) {}) }},
+}
+
+// listenerMethods calls every method of a Listener once, each by name.
+var listenerMethods = []struct {
+	name string
+	f    func(ls *loop.Listener) any
+}{
+	{"Addr", func(ls *loop.Listener) any { return ls.Addr() }},
+	{"OnError", func(ls *loop.Listener) any { ls.OnError(func(error) {}); return nil }},
+	{"OnClose", func(ls *loop.Listener) any { ls.OnClose(noopf); return nil }},
+	{"Ref", func(ls *loop.Listener) any { ls.Ref(); return nil }},
+	{"Unref", func(ls *loop.Listener) any { ls.Unref(); return nil }},
+	{"Err", func(ls *loop.Listener) any { return ls.Err() }},
+	{"Close", func(ls *loop.Listener) any { return ls.Close() }},
+}
+
+// TestZeroSocketAndListener: the zero and nil Socket and Listener have no
+// connection and no loop: every method panics, naming itself.
+func TestZeroSocketAndListener(t *testing.T) {
+	for _, m := range socketMethods {
+		const want = " called on a zero or nil Socket; make one with Loop.NewSocket or a Listener"
+		runMisuses(t, []misuse{
+			{"zero Socket " + m.name, func() any { return m.f(new(loop.Socket)) }, "panic: loop: Socket." + m.name + want},
+			{"nil Socket " + m.name, func() any { return m.f(nil) }, "panic: loop: Socket." + m.name + want},
+		})
+	}
+	for _, m := range listenerMethods {
+		const want = " called on a zero or nil Listener; make one with Loop.NewListener"
+		runMisuses(t, []misuse{
+			{"zero Listener " + m.name, func() any { return m.f(new(loop.Listener)) }, "panic: loop: Listener." + m.name + want},
+			{"nil Listener " + m.name, func() any { return m.f(nil) }, "panic: loop: Listener." + m.name + want},
+		})
+	}
+}
+
+// TestCopiedSocketAndListener: every method of a copy panics, and the
+// original goes on: it still reads, and closes once.
+func TestCopiedSocketAndListener(t *testing.T) {
+	for _, m := range socketMethods {
+		checkMisuse(t, misuse{"copy of a Socket " + m.name, onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			cp := new(loop.Socket)
+			reflect.ValueOf(cp).Elem().Set(reflect.ValueOf(s).Elem())
+			got := outcome(func() any { return m.f(cp) })
+			var data string
+			s.OnData(func(p []byte) { data = string(p) })
+			go func() { c.reads <- result{"still reads", nil} }()
+			for data == "" {
+				l.RunOnce()
+			}
+			return fmt.Sprint(got, "; then ", data, ", Close ", s.Close(), ", ", c.closes.Load())
+		}), "panic: loop: Socket." + m.name + " called on a copy of a Socket; use the *Socket that Loop.NewSocket returned; then still reads, Close <nil>, 1"})
+	}
+	for _, m := range listenerMethods {
+		checkMisuse(t, misuse{"copy of a Listener " + m.name, onListener(func(l *loop.Loop, ls *loop.Listener) any {
+			cp := new(loop.Listener)
+			reflect.ValueOf(cp).Elem().Set(reflect.ValueOf(ls).Elem())
+			got := outcome(func() any { return m.f(cp) })
+			return fmt.Sprint(got, "; then Close ", ls.Close())
+		}), "panic: loop: Listener." + m.name + " called on a copy of a Listener; use the *Listener that Loop.NewListener returned; then Close <nil>"})
+	}
+}
+
+func TestMisuseSockets(t *testing.T) {
+	anyConn := func() net.Conn { return newScriptConn() }
+	runMisuses(t, []misuse{
+		{"NewSocket nil", func() any { _, l := virtualLoop(); return fmt.Sprint(l.NewSocket(nil)) },
+			"panic: loop: NewSocket called with nil net.Conn"},
+		{"NewSocket nil *net.TCPConn", func() any { _, l := virtualLoop(); return fmt.Sprint(l.NewSocket((*net.TCPConn)(nil))) },
+			"panic: loop: NewSocket called with nil net.Conn (a nil *net.TCPConn)"},
+		{"NewListener nil", func() any { _, l := virtualLoop(); return fmt.Sprint(l.NewListener(nil, func(*loop.Socket) {})) },
+			"panic: loop: NewListener called with nil net.Listener"},
+		{"NewListener nil *net.TCPListener", func() any {
+			_, l := virtualLoop()
+			return fmt.Sprint(l.NewListener((*net.TCPListener)(nil), func(*loop.Socket) {}))
+		}, "panic: loop: NewListener called with nil net.Listener (a nil *net.TCPListener)"},
+		{"NewListener nil func", func() any { _, l := virtualLoop(); return fmt.Sprint(l.NewListener(newChanListener(), nil)) },
+			"panic: loop: NewListener called with nil func"},
+		{"NewSocket on a stopped loop leaves the conn open", func() any {
+			_, l := virtualLoop()
+			l.Stop()
+			c := newScriptConn()
+			s, err := l.NewSocket(c)
+			return fmt.Sprint(s, " ", err, ", closes ", c.closes.Load())
+		}, "<nil> loop: stopped, closes 0"},
+		{"NewListener on a stopped loop leaves it open", func() any {
+			_, l := virtualLoop()
+			l.Stop()
+			ln := newChanListener()
+			ls, err := l.NewListener(ln, func(*loop.Socket) {})
+			return fmt.Sprint(ls, " ", err, ", closed ", ln.Close() == nil)
+		}, "<nil> loop: stopped, closed true"},
+		{"the zero Loop's NewSocket", func() any {
+			var l loop.Loop
+			s, err := l.NewSocket(anyConn())
+			defer func() { l.Stop(); l.RunNoWait() }()
+			return fmt.Sprint(err, " ", s.Err())
+		}, "<nil> <nil>"},
+		{"SetTimeout negative", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any { s.SetTimeout(-1, noopf); return nil }),
+			"panic: loop: Socket.SetTimeout called with negative timeout -1ns"},
+		{"SetTimeout MinInt64", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any { s.SetTimeout(math.MinInt64, noopf); return nil }),
+			"panic: loop: Socket.SetTimeout called with negative timeout -2562047h47m16.854775808s"},
+		{"SetTimeout nil func", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any { s.SetTimeout(time.Second, nil); return nil }),
+			"panic: loop: Socket.SetTimeout called with nil func and timeout 1s"},
+		{"SetTimeout 0 with nil func disables it", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			s.SetTimeout(0, nil)
+			d, ok := l.Timeout()
+			return fmt.Sprint(d, ok)
+		}), "0s false"},
+		{"SetTimeout MaxInt64 saturates", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			ran := false
+			s.SetTimeout(math.MaxInt64, func() { ran = true })
+			l.RunNoWait()
+			return ran
+		}), "false"},
+		{"SetTimeout 1ns waits for the next tick", func() any {
+			clk, l := virtualLoop()
+			s, _ := l.NewSocket(anyConn())
+			defer func() { l.Stop(); l.RunNoWait() }()
+			var at []time.Duration
+			s.SetTimeout(1, func() { at = append(at, clk.Since(start)) })
+			drive(l, clk, time.Second)
+			return fmt.Sprint(at)
+		}, "[1ms]"},
+		{"Poll nil func", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any { return s.Poll(time.Second, nil) }),
+			"panic: loop: Socket.Poll called with nil func"},
+		{"Poll twice", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			s.Poll(time.Second, func(bool) {})
+			return s.Poll(time.Second, func(bool) {})
+		}), "panic: loop: Socket.Poll called while a Poll of the socket is pending"},
+		{"Poll negative is due now", func() any {
+			clk, l := virtualLoop()
+			s, _ := l.NewSocket(anyConn())
+			defer func() { l.Stop(); l.RunNoWait() }()
+			var got []string
+			s.Poll(math.MinInt64, func(r bool) { got = append(got, fmt.Sprint(clk.Since(start), " ", r)) })
+			l.RunNoWait()
+			return fmt.Sprint(got)
+		}, "[0s false]"},
+		{"Poll on a closed socket", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			s.Close()
+			err := s.Poll(time.Second, func(bool) { panic("ran") })
+			return fmt.Sprint(err, errors.Is(err, net.ErrClosed))
+		}), "loop: Socket.Poll: use of closed network connection true"},
+		{"Close twice", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			s.Close()
+			err := s.Close()
+			return fmt.Sprint(err, errors.Is(err, net.ErrClosed), c.closes.Load())
+		}), "loop: Socket.Close: use of closed network connection true 1"},
+		{"Listener Close twice", onListener(func(l *loop.Loop, ls *loop.Listener) any {
+			ls.Close()
+			err := ls.Close()
+			return fmt.Sprint(err, errors.Is(err, net.ErrClosed))
+		}), "loop: Listener.Close: use of closed network connection true"},
+		{"Write, End, SetTimeout, Resume, Ref on a closed socket", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			s.Close()
+			w := s.Write([]byte("x"))
+			s.End()
+			s.SetTimeout(time.Second, noopf)
+			s.Pause()
+			s.Resume()
+			s.Unref()
+			s.Ref()
+			err := l.Run() // until OnClose has run
+			d, ok := l.Timeout()
+			return fmt.Sprint(w, " ", c.got() == "", " ", err, " ", d, ok, " ", s.Err())
+		}), "false true <nil> 0s false use of closed network connection"},
+		{"Write after Stop", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any {
+			l.Stop()
+			return fmt.Sprint(s.Write([]byte("x")), c.closes.Load())
+		}), "false 1"},
+		{"Write of nothing", onSocket(func(l *loop.Loop, s *loop.Socket, c *scriptConn) any { return s.Write(nil) }), "true"},
+		{"a nil OnData drops the data, which is still activity", func() any {
+			clk, l := virtualLoop()
+			c := newScriptConn()
+			s, _ := l.NewSocket(c)
+			defer func() { l.Stop(); l.RunNoWait() }()
+			var at []time.Duration
+			s.SetTimeout(time.Second, func() { at = append(at, clk.Since(start)); s.Close() })
+			s.OnData(nil)
+			clk.Advance(500 * time.Millisecond)
+			go func() { c.reads <- result{"dropped", nil} }()
+			l.RunOnce()
+			drive(l, clk, time.Hour)
+			return fmt.Sprint(at)
+		}, "[1.5s]"},
+		{"Close from OnClose, Write, Poll", func() any {
+			_, l := virtualLoop()
+			s, _ := l.NewSocket(anyConn())
+			var got string
+			s.OnClose(func() {
+				got = fmt.Sprint(s.Close(), " ", s.Write([]byte("x")), " ", s.Poll(0, func(bool) {}))
+			})
+			s.Close()
+			return fmt.Sprint(l.Run(), " ", got)
+		}, "<nil> loop: Socket.Close: use of closed network connection false loop: Socket.Poll: use of closed network connection"},
+		{"Stop from OnData: nothing more runs", func() any {
+			_, l := virtualLoop()
+			c := newScriptConn()
+			s, _ := l.NewSocket(c)
+			var got []string
+			s.OnData(func(p []byte) { got = append(got, string(p)); l.Stop(); s.Write([]byte("x")) })
+			s.OnClose(func() { got = append(got, "close") })
+			go func() { c.reads <- result{"a", errBoom} }()
+			return fmt.Sprint(l.Run(), " ", got, " ", c.got() == "", " ", c.closes.Load())
+		}, "loop: stopped [a] true 1"},
+	})
+}
+
+// TestSocketMisuseFromOtherGoroutines: NewSocket, NewListener and the
+// methods of sockets and listeners called from another goroutine while
+// the loop waits for work panic, and the loop goes on.
+func TestSocketMisuseFromOtherGoroutines(t *testing.T) {
+	const elsewhere = " called from another goroutine while the loop runs; Post a function that calls it"
+	cases := []misuse{
+		{"NewSocket", nil, "panic: loop: NewSocket" + elsewhere},
+		{"NewListener", nil, "panic: loop: NewListener" + elsewhere},
+	}
+	for _, m := range socketMethods {
+		want := "panic: loop: Socket." + m.name + elsewhere
+		if m.name == "LocalAddr" || m.name == "RemoteAddr" {
+			want = map[string]string{"LocalAddr": "local", "RemoteAddr": "remote"}[m.name] // safe for concurrent use
+		}
+		cases = append(cases, misuse{"Socket." + m.name, nil, want})
+	}
+	for _, m := range listenerMethods {
+		want := "panic: loop: Listener." + m.name + elsewhere
+		if m.name == "Addr" {
+			want = "listener" // safe for concurrent use
+		}
+		cases = append(cases, misuse{"Listener." + m.name, nil, want})
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := loop.New()
+				s, _ := l.NewSocket(newScriptConn())
+				ls, _ := l.NewListener(newChanListener(), func(*loop.Socket) {})
+				done := running(l, nil)
+				synctest.Wait() // the loop waits for work
+				c.f = func() any {
+					switch {
+					case i == 0:
+						return fmt.Sprint(l.NewSocket(newScriptConn()))
+					case i == 1:
+						return fmt.Sprint(l.NewListener(newChanListener(), func(*loop.Socket) {}))
+					case i < 2+len(socketMethods):
+						return m(socketMethods[i-2].f(s))
+					default:
+						return m(listenerMethods[i-2-len(socketMethods)].f(ls))
+					}
+				}
+				checkMisuse(t, c)
+				l.Stop()
+				if err := <-done; err != loop.ErrStopped {
+					t.Errorf("%s: Run = %v, want ErrStopped", c.name, err)
+				}
+			})
+		})
+	}
+}
+
+// m prints an address, or passes anything else on.
+func m(v any) any {
+	if a, ok := v.(net.Addr); ok {
+		return a.String()
+	}
+	return v
 }
