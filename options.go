@@ -2,7 +2,7 @@ package timewheel
 
 import (
 	"fmt"
-	"reflect"
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"time"
 
 	"github.com/timewheel/timewheel/clock"
@@ -36,7 +36,7 @@ func WithTick(d time.Duration) Option {
 // the real one has one shard unless [WithShards] says otherwise.
 // WithClock panics if c is nil or holds a nil pointer.
 func WithClock(c clock.Clock) Option {
-	if isNil(c) {
+	if nilarg.Is(c) {
 		panic("timewheel: WithClock: nil clock")
 	}
 	return func(cfg *config) { cfg.clock = c }
@@ -48,7 +48,7 @@ func WithClock(c clock.Clock) Option {
 // waits only for the wheel's own pool. WithExecutor panics if e is nil or
 // holds a nil pointer.
 func WithExecutor(e Executor) Option {
-	if isNil(e) {
+	if nilarg.Is(e) {
 		panic("timewheel: WithExecutor: nil executor")
 	}
 	return func(c *config) { c.exec = e }
@@ -107,16 +107,3 @@ func WithShards(n int) Option {
 // kilobytes, and a wheel with more shards than any machine has processors
 // only costs memory.
 const maxShards = 1 << 16
-
-// isNil reports whether v is nil or holds a nil pointer, map, slice,
-// channel or func: an argument that would fail only later, deep inside.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
-		return r.IsNil()
-	}
-	return false
-}

@@ -2,9 +2,9 @@ package idleconn
 
 import (
 	"fmt"
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"io"
 	"net"
-	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -143,8 +143,8 @@ const (
 // open. It panics if c is nil (or a nil pointer) or w is a zero Wheel.
 // The complexity is O(1).
 func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
-	if isNil(c) {
-		panic(fmt.Sprintf("idleconn: NewConn called with nil net.Conn%s", nilType(c)))
+	if nilarg.Is(c) {
+		panic(fmt.Sprintf("idleconn: NewConn called with nil net.Conn%s", nilarg.Type(c)))
 	}
 	if d <= 0 {
 		return nil, &TimeoutError{Timeout: d}
@@ -158,26 +158,6 @@ func NewConn(c net.Conn, w *timewheel.Wheel, d time.Duration) (*Conn, error) {
 		return nil, err
 	}
 	return ic, nil
-}
-
-// isNil reports whether v is nil, or an interface holding a nil pointer,
-// whose methods would crash far from the mistake (a nil *net.TCPConn
-// does).
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	r := reflect.ValueOf(v)
-	return r.Kind() == reflect.Pointer && r.IsNil()
-}
-
-// nilType names the type of a nil pointer held in v, for the panics of
-// isNil's callers: "" for a nil interface.
-func nilType(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (a nil %T)", v)
 }
 
 // wheelOrDefault returns w, or the default wheel if w is nil. (A zero

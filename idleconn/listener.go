@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"fmt"
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"net"
 	"time"
 
@@ -35,8 +36,8 @@ type Listener struct {
 // [timewheel.ErrClosed] if w is closed; l is then left as it was, open.
 // It panics if l is nil (or a nil pointer) or w is a zero Wheel.
 func NewListener(l net.Listener, w *timewheel.Wheel, d time.Duration) (*Listener, error) {
-	if isNil(l) {
-		panic(fmt.Sprintf("idleconn: NewListener called with nil net.Listener%s", nilType(l)))
+	if nilarg.Is(l) {
+		panic(fmt.Sprintf("idleconn: NewListener called with nil net.Listener%s", nilarg.Type(l)))
 	}
 	if d <= 0 {
 		return nil, &TimeoutError{Timeout: d}

@@ -1,10 +1,5 @@
 package loop
 
-import (
-	"fmt"
-	"reflect"
-)
-
 // handle is an open socket or listener of a loop, which Stop closes.
 type handle interface {
 	// shut closes its connection or listener, from any goroutine.
@@ -38,23 +33,4 @@ func (h *hold) unhold(l *Loop) {
 		l.refs--
 	}
 	h.released = true
-}
-
-// isNil reports whether v is nil, or an interface holding a nil pointer,
-// whose methods would fail far from the mistake.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	r := reflect.ValueOf(v)
-	return r.Kind() == reflect.Pointer && r.IsNil()
-}
-
-// nilType names the type of a nil pointer held in v, for the panics of
-// isNil's callers: "" for a nil interface.
-func nilType(v any) string {
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (a nil %T)", v)
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"net"
 	"sync/atomic"
 )
@@ -69,8 +70,8 @@ type accepted struct {
 // and if called from another goroutine while the loop waits for work.
 // The complexity is O(1).
 func (l *Loop) NewListener(ln net.Listener, f func(s *Socket)) (*Listener, error) {
-	if isNil(ln) {
-		panic(fmt.Sprintf("loop: NewListener called with nil net.Listener%s", nilType(ln)))
+	if nilarg.Is(ln) {
+		panic(fmt.Sprintf("loop: NewListener called with nil net.Listener%s", nilarg.Type(ln)))
 	}
 	if f == nil {
 		panic("loop: NewListener called with nil func")

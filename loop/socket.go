@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"io"
 	"net"
 	"time"
@@ -150,8 +151,8 @@ type closeWriter interface{ CloseWrite() error }
 // and if called from another goroutine while the loop waits for work.
 // The complexity is O(1).
 func (l *Loop) NewSocket(c net.Conn) (*Socket, error) {
-	if isNil(c) {
-		panic(fmt.Sprintf("loop: NewSocket called with nil net.Conn%s", nilType(c)))
+	if nilarg.Is(c) {
+		panic(fmt.Sprintf("loop: NewSocket called with nil net.Conn%s", nilarg.Type(c)))
 	}
 	l.init()
 	l.owned("NewSocket")
