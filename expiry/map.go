@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"log"
-	"math"
+	"log/slog"
 	"reflect"
 	"runtime/debug"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // ErrTTL is returned, wrapped with the value, for a time to live that is
@@ -62,6 +62,7 @@ type Map[K comparable, V any] struct {
 	onEvict      func(K, V, Reason)
 	inline       bool
 	panicHandler func(any)
+	logger       *slog.Logger // nil: slog.Default() at the time of logging
 
 	mu         sync.RWMutex
 	idle       sync.Cond               // signalled when delivering goes false; uses mu
@@ -126,8 +127,9 @@ func (m *Map[K, V]) configure(cfg config) {
 		}
 		m.onEvict = f
 	}
+	m.logger = cfg.logger
 	if m.panicHandler == nil {
-		m.panicHandler = logPanic
+		m.panicHandler = m.logPanic
 	}
 	m.epoch = m.w.Now()
 	m.idle.L = &m.mu
@@ -229,7 +231,7 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 		m.mu.Unlock()
 		return ErrClosed
 	}
-	m.setLocked(k, v, ttl, addSat(now, int64(ttl)), now)
+	m.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
 	kick := m.kickLocked()
 	m.mu.Unlock()
 	m.deliver(kick)
@@ -304,7 +306,7 @@ func (m *Map[K, V]) Touch(k K) bool {
 	e, ok := m.items[k]
 	ok = ok && e.deadline > now
 	if ok {
-		m.moveLocked(e, addSat(now, int64(e.ttl)), now)
+		m.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
 	}
 	m.mu.Unlock()
 	return ok
@@ -457,14 +459,12 @@ func (m *Map[K, V]) evictOneLocked(now int64) {
 	m.removeLocked(e, why)
 }
 
-// addSat returns a+b for b > 0, saturated at the end of time.
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
+// logPanic is the panic handler unless WithPanicHandler sets one: it logs
+// v and the stack at level Error to the map's logger.
+func (m *Map[K, V]) logPanic(v any) {
+	logger := m.logger
+	if logger == nil {
+		logger = slog.Default()
 	}
-	return a + b
-}
-
-func logPanic(v any) {
-	log.Printf("expiry: eviction callback panicked: %v\n%s", v, debug.Stack())
+	logger.Error("expiry: eviction callback panicked", "panic", v, "stack", string(debug.Stack()))
 }

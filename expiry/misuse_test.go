@@ -292,6 +292,11 @@ func TestMisuseArguments(t *testing.T) {
 			run:   func(t *testing.T) error { WithPanicHandler(nil); return nil },
 			panic: "expiry: WithPanicHandler: nil handler",
 		},
+		{
+			name:  "WithLogger(nil)",
+			run:   func(t *testing.T) error { WithLogger(nil); return nil },
+			panic: "expiry: WithLogger: nil logger",
+		},
 		{name: "Set ttl 0", run: setTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
 		{name: "Set ttl -1ns", run: setTTL(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
 		{name: "Set ttl MinInt64", run: setTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s"},

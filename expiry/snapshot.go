@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/internal/snapshot"
+	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // ErrCorrupt is returned, wrapped with what was wrong, by Restore for input
@@ -183,14 +184,14 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 		return ErrClosed
 	}
 	for _, rec := range recs {
-		deadline := int64(math.MaxInt64) // as addSat saturates
+		deadline := int64(math.MaxInt64) // as ticks.Add saturates
 		if rec.Deadline != farDeadline {
 			left := time.Unix(0, rec.Deadline).Sub(nowWall)
 			if left <= 0 {
 				m.queueLocked(rec.Key, rec.Value, Expired)
 				continue
 			}
-			deadline = addSat(now, int64(left))
+			deadline = ticks.Add(now, int64(left))
 		}
 		m.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), deadline, now)
 	}
