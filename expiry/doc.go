@@ -19,11 +19,20 @@
 // (timewheel.Wheel.Since), so they never see an entry past its deadline even
 // in the moment before its timer runs.
 //
-// Entries do not get a timer each. Deadlines are grouped into buckets of
-// one granularity ([WithGranularity], 100ms unless told): a bucket is an
-// intrusive list of the entries whose deadline falls in its span, and owns
-// the one wheel timer (an AfterFunc with a method value, made once per
-// bucket) that fires at the end of the span and evicts them all. Set,
+// The map is striped: keys are spread by a seeded hash over shards (the
+// power of two at or above 8×GOMAXPROCS, at most 256), each with its own
+// lock, entries, buckets and counters, padded apart, so that operations
+// on different keys mostly take different locks and two Gets of keys in
+// different shards write no common cache line. Len, Stats, All and
+// Snapshot visit every shard (All and Snapshot with all of them
+// read-locked at once, so they see one instant).
+//
+// Entries do not get a timer each. Deadlines are grouped, in each shard,
+// into buckets of one granularity ([WithGranularity], 100ms unless told):
+// a bucket is an intrusive list of the shard's entries whose deadline
+// falls in its span, and owns the one wheel timer (an AfterFunc with a
+// method value, made once per bucket) that fires at the end of the span
+// and evicts them all. Set,
 // Touch and Delete link and unlink an entry in O(1); only the first entry
 // of a bucket schedules a wheel timer, and the last one out stops it. An
 // entry thus costs its map slot plus one 64-byte node (for small K and V)
@@ -69,6 +78,9 @@
 // life left, and costs O(log B) per bucket opened or closed, B being the
 // number of buckets, instead of a list node per entry and a write lock
 // on every Get as LRU would.
+// A map with a capacity has one shard, so that the entry closest to
+// expiry is found under one lock. The downside of this choice is that
+// such a map serialises its writers as an unstriped map would.
 //
 // # Snapshots
 //

@@ -3,6 +3,7 @@ package expiry
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"log/slog"
 	"reflect"
@@ -50,9 +51,8 @@ var ErrClosed = errors.New("expiry: map closed")
 // callbacks never come), and Set and Restore return an error. Close the
 // map before its wheel.
 type Map[K comparable, V any] struct {
-	// ready is set once the fields up to mu, and items, buckets and
-	// idle.L, are: by New, or by the first call on a zero Map. They are
-	// not written again.
+	// ready is set once the fields up to initMu, and idle.L, are: by New,
+	// or by the first call on a zero Map. They are not written again.
 	ready        atomic.Bool
 	keys         keyKind // what checkKey must check of a key
 	w            *timewheel.Wheel
@@ -62,32 +62,32 @@ type Map[K comparable, V any] struct {
 	onEvict      func(K, V, Reason)
 	inline       bool
 	panicHandler func(any)
-	logger       *slog.Logger // nil: slog.Default() at the time of logging
+	logger       *slog.Logger  // nil: slog.Default() at the time of logging
+	seed         maphash.Seed  // of the hash that picks a key's shard
+	mask         uint64        // len(shards)-1, a power of two less one
+	shards       []shard[K, V] // each padded: no two share a written cache line
+	initMu       sync.Mutex    // serialises the configuration of a zero Map
 
-	mu         sync.RWMutex
-	idle       sync.Cond               // signalled when delivering goes false; uses mu
-	items      map[K]*entry[K, V]      // guarded by mu
-	buckets    map[int64]*bucket[K, V] // guarded by mu; by due
-	order      bucketHeap[K, V]        // guarded by mu; kept only with a capacity
-	last       *bucket[K, V]           // guarded by mu; the bucket linked into last
-	events     []event[K, V]           // guarded by mu; callbacks not yet delivered
-	delivering bool                    // guarded by mu; a goroutine is delivering events
-	closed     bool                    // guarded by mu
+	closed atomic.Bool // Close was called
 
-	// Counters for Stats.
-	left         [Capacity + 1]uint64 // guarded by mu; entries that left, by Reason
-	hits, misses atomic.Uint64        // Get calls
-	backlog      atomic.Int64         // callbacks queued and not yet started
+	// Delivery of the eviction callbacks of every shard, in the order the
+	// entries left.
+	evMu       sync.Mutex
+	idle       sync.Cond     // signalled when delivering goes false; uses evMu
+	events     []event[K, V] // guarded by evMu; callbacks not yet delivered
+	delivering bool          // guarded by evMu; a goroutine is delivering events
+	backlog    atomic.Int64  // callbacks queued and not yet started
 }
 
-// entry is one key's node: in items by key, and in its bucket's list.
+// entry is one key's node: in its shard's items by key, and in its
+// bucket's list.
 type entry[K comparable, V any] struct {
 	key        K
 	val        V
-	deadline   int64         // ns after m.epoch; guarded by m.mu
-	ttl        time.Duration // what Touch renews; guarded by m.mu
-	prev, next *entry[K, V]  // the bucket's list; guarded by m.mu
-	b          *bucket[K, V] // guarded by m.mu
+	deadline   int64         // ns after m.epoch; guarded by the shard's mu
+	ttl        time.Duration // what Touch renews; guarded by the shard's mu
+	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
+	b          *bucket[K, V] // guarded by the shard's mu
 }
 
 // New returns an empty Map configured by opts; a nil Option is ignored.
@@ -118,8 +118,6 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.capacity = cfg.capacity
 	m.inline = cfg.inline
 	m.panicHandler = cfg.panicHandler
-	m.items = make(map[K]*entry[K, V])
-	m.buckets = make(map[int64]*bucket[K, V])
 	if cfg.onEvict != nil {
 		f, ok := cfg.onEvict.(func(K, V, Reason))
 		if !ok {
@@ -131,8 +129,14 @@ func (m *Map[K, V]) configure(cfg config) {
 	if m.panicHandler == nil {
 		m.panicHandler = m.logPanic
 	}
+	m.seed = maphash.MakeSeed()
+	m.shards = make([]shard[K, V], shardCount(m.capacity))
+	m.mask = uint64(len(m.shards) - 1)
+	for i := range m.shards {
+		m.shards[i].m = m
+	}
 	m.epoch = m.w.Now()
-	m.idle.L = &m.mu
+	m.idle.L = &m.evMu
 }
 
 // init configures a zero Map as New with no options would, on its first
@@ -144,8 +148,8 @@ func (m *Map[K, V]) init() {
 }
 
 func (m *Map[K, V]) initSlow() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.initMu.Lock()
+	defer m.initMu.Unlock()
 	if !m.ready.Load() {
 		m.configure(config{granularity: DefaultGranularity})
 		m.ready.Store(true)
@@ -214,8 +218,8 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // ttl, if ttl is not positive; ErrClosed if the map is closed; and one
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
 // closed. Nothing is stored then. In a full map, a new key first evicts
-// the entry closest to expiry. The complexity is O(1), plus O(log B) with
-// a capacity when it opens or closes a bucket.
+// the entry closest to expiry. Set locks k's shard only. The complexity
+// is O(1), plus O(log B) with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.init()
 	if ttl <= 0 {
@@ -225,57 +229,39 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	m.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
-	kick := m.kickLocked()
-	m.mu.Unlock()
+	s.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
 	m.deliver(kick)
 	return nil
 }
 
-// setLocked stores v under k with the given deadline.
-func (m *Map[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
-	e, ok := m.items[k]
-	if ok && e.deadline <= now {
-		m.removeLocked(e, Expired) // it had left already; only its timer had not run
-		ok = false
-	}
-	if ok {
-		old := e.val
-		e.val, e.ttl = v, ttl
-		m.moveLocked(e, deadline, now)
-		m.queueLocked(k, old, Replaced)
-		return
-	}
-	if m.capacity > 0 && len(m.items) >= m.capacity {
-		m.evictOneLocked(now)
-	}
-	e = &entry[K, V]{key: k, val: v, ttl: ttl}
-	m.items[k] = e
-	m.linkLocked(e, deadline, now)
-}
-
 // Get returns the value stored under k and true, or the zero V and false
-// if k has none or its deadline has passed. The complexity is O(1).
+// if k has none or its deadline has passed. It takes k's shard's read
+// lock: Gets of keys in different shards write no common cache line. The
+// complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.RLock()
-	e, ok := m.items[k]
+	s.mu.RLock()
+	e, ok := s.items[k]
 	if ok && e.deadline > now {
 		v := e.val
-		m.mu.RUnlock()
-		m.hits.Add(1)
+		s.mu.RUnlock()
+		s.hits.Add(1)
 		return v, true
 	}
-	m.mu.RUnlock()
-	m.misses.Add(1)
+	s.mu.RUnlock()
+	s.misses.Add(1)
 	var zero V
 	return zero, false
 }
@@ -285,10 +271,11 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	m.init()
 	m.checkKey("TTL", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if e, ok := m.items[k]; ok && e.deadline > now {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.items[k]; ok && e.deadline > now {
 		return time.Duration(e.deadline - now), true
 	}
 	return 0, false
@@ -301,14 +288,15 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 func (m *Map[K, V]) Touch(k K) bool {
 	m.init()
 	m.checkKey("Touch", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	e, ok := m.items[k]
+	s.mu.Lock()
+	e, ok := s.items[k]
 	ok = ok && e.deadline > now
 	if ok {
-		m.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
+		s.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
 	}
-	m.mu.Unlock()
+	s.mu.Unlock()
 	return ok
 }
 
@@ -319,62 +307,53 @@ func (m *Map[K, V]) Touch(k K) bool {
 func (m *Map[K, V]) Delete(k K) bool {
 	m.init()
 	m.checkKey("Delete", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	e, ok := m.items[k]
+	s.mu.Lock()
+	e, ok := s.items[k]
 	live := ok && e.deadline > now
 	if ok {
 		why := Deleted
 		if !live {
 			why = Expired
 		}
-		m.removeLocked(e, why)
+		s.removeLocked(e, why)
 	}
-	kick := m.kickLocked()
-	m.mu.Unlock()
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
 	m.deliver(kick)
 	return live
 }
 
 // Len returns the number of entries in the map. It counts entries past
 // their deadline whose bucket has not fired yet (at most one granularity
-// plus one tick past it), which Get no longer returns. The complexity is
-// O(1).
+// plus one tick past it), which Get no longer returns. It reads each
+// shard in turn, so under concurrent Sets and Deletes it is a count some
+// moment of the call could have seen shard by shard, not one instant.
+// The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Len() int {
 	m.init()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.items)
+	n := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.RLock()
+		n += len(s.items)
+		s.mu.RUnlock()
+	}
+	return n
 }
 
 // All returns an iterator over the live entries as they are at the call:
-// it copies them, so the loop may use the map freely. Entries come in
-// bucket order, that is in deadline order to within the granularity, and
-// within one bucket in the order they entered it: a Set or Touch that
-// moves an entry's deadline to another bucket puts it last in that one,
-// but one that leaves the deadline in the same bucket leaves the entry
-// where it was. The complexity is O(n + B log B) in time and O(n) in
-// memory.
+// it copies them, with every shard read-locked at once, so the loop may
+// use the map freely. Entries come in deadline order; entries with the
+// same deadline come in no set order. The complexity is O(n log n) in
+// time and O(n) in memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
 	m.init()
 	return func(yield func(K, V) bool) {
-		type kv struct {
-			k K
-			v V
-		}
-		now := m.now()
-		m.mu.RLock()
-		live := make([]kv, 0, len(m.items))
-		for _, b := range m.sortedBucketsLocked() {
-			for e := b.head; e != nil; e = e.next {
-				if e.deadline > now {
-					live = append(live, kv{e.key, e.val})
-				}
-			}
-		}
-		m.mu.RUnlock()
-		for _, p := range live {
-			if !yield(p.k, p.v) {
+		recs, _ := m.records(false)
+		for _, r := range recs {
+			if !yield(r.Key, r.Value) {
 				return
 			}
 		}
@@ -393,11 +372,11 @@ func (m *Map[K, V]) Flush() {
 	if inCallback() {
 		panic("expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks")
 	}
-	m.mu.Lock()
+	m.evMu.Lock()
 	for m.delivering {
 		m.idle.Wait()
 	}
-	m.mu.Unlock()
+	m.evMu.Unlock()
 }
 
 // Close stops the map: its wheel timers are stopped, its entries are
@@ -410,53 +389,28 @@ func (m *Map[K, V]) Flush() {
 // any other, Close does not wait, since it could wait for itself: it
 // closes the map and returns at once. The callbacks queued before it are
 // still delivered; if the caller is one of this map's, after it returns.
-// The complexity is O(n + B), plus the depth of the caller's stack, which
-// Close reads while callbacks are being delivered.
+// The complexity is O(n + B + S), plus the depth of the caller's stack,
+// which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
 	m.init()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	if !m.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	m.closed = true
-	for _, b := range m.buckets {
-		b.dead = true
-		b.t.Stop()
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		s.closeLocked()
+		s.mu.Unlock()
 	}
-	clear(m.buckets)
-	clear(m.items)
-	m.order, m.last = nil, nil
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
 	if m.delivering && inCallback() {
-		m.mu.Unlock()
 		return nil
 	}
 	for m.delivering {
 		m.idle.Wait()
 	}
-	m.mu.Unlock()
 	return nil
-}
-
-// removeLocked takes e out of the map and queues its callback.
-func (m *Map[K, V]) removeLocked(e *entry[K, V], why Reason) {
-	delete(m.items, e.key)
-	m.unlinkLocked(e)
-	m.queueLocked(e.key, e.val, why)
-}
-
-// evictOneLocked makes room in a full map: it evicts the first entry of
-// the earliest bucket.
-func (m *Map[K, V]) evictOneLocked(now int64) {
-	if len(m.order) == 0 {
-		return
-	}
-	e := m.order[0].head
-	why := Capacity
-	if e.deadline <= now {
-		why = Expired
-	}
-	m.removeLocked(e, why)
 }
 
 // logPanic is the panic handler unless WithPanicHandler sets one: it logs

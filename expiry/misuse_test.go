@@ -71,14 +71,20 @@ func runMisuses(t *testing.T, cases []misuse) {
 	}
 }
 
-// lockFree fails t if m's lock is held: a panic inside the map must not
-// leave it locked, or every later call would hang.
+// lockFree fails t if one of m's locks is held: a panic inside the map
+// must not leave it locked, or every later call would hang.
 func lockFree[K comparable, V any](t *testing.T, m *Map[K, V]) {
 	t.Helper()
-	if !m.mu.TryLock() {
-		t.Fatal("the map's lock is held after the call: every later call hangs")
+	for i := range m.shards {
+		if !m.shards[i].mu.TryLock() {
+			t.Fatalf("the lock of shard %d is held after the call: every later call hangs", i)
+		}
+		m.shards[i].mu.Unlock()
 	}
-	m.mu.Unlock()
+	if !m.evMu.TryLock() {
+		t.Fatal("the callbacks' lock is held after the call: every later call hangs")
+	}
+	m.evMu.Unlock()
 }
 
 // TestZeroMap: the zero Map, declared or made by new, is an empty map as
@@ -374,8 +380,8 @@ func TestMisuseArguments(t *testing.T) {
 				f.advanceTo(2 * time.Second)
 				f.wantGet("k", 0, false) // readers check the deadline itself
 				f.wantGet("j", 1, true)
-				f.wantEvicted() // one bucket, at the end of time, as asked
-				return wantInt("Buckets", f.m.Stats().Buckets, 1)
+				f.wantEvicted() // one bucket per shard, at the end of time, as asked
+				return wantInt("Buckets", f.m.Stats().Buckets, f.shardsOf("k", "j"))
 			},
 		},
 	})
@@ -521,14 +527,15 @@ func fromCallback(t *testing.T, inline bool, f func(m *Map[string, int]) error) 
 		}
 		m = New[string, int](opts...)
 		defer m.Close()
+		b := keyBeside(m, "a", "b") // in a's bucket, so queued with it
 		m.Set("a", 1, time.Second)
-		m.Set("b", 2, time.Second)
+		m.Set(b, 2, time.Second)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if !returned && len(panicked) == 0 {
 			t.Fatal("the call from the eviction callback never returned")
 		}
-		if want := []string{"a expired", "b expired"}; len(got) < 2 || !slices.Equal(got[:2], want) {
+		if want := []string{"a expired", b + " expired"}; len(got) < 2 || !slices.Equal(got[:2], want) {
 			t.Errorf("callbacks %v, want %v first", got, want)
 		}
 	})
@@ -536,6 +543,21 @@ func fromCallback(t *testing.T, inline bool, f func(m *Map[string, int]) error) 
 		panic(panicked[0])
 	}
 	return err
+}
+
+// keyBeside returns the first of prefix, prefix1, prefix2, … that falls
+// in the shard of k, and so in the bucket of k for the same deadline.
+func keyBeside(m *Map[string, int], k, prefix string) string {
+	m.init()
+	for i := 0; ; i++ {
+		c := prefix
+		if i > 0 {
+			c = fmt.Sprint(prefix, i)
+		}
+		if m.shardFor(c) == m.shardFor(k) {
+			return c
+		}
+	}
 }
 
 // TestMisuseReentrant: calls from inside an eviction callback, of the
