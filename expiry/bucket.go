@@ -60,7 +60,8 @@ func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
 // linkLocked sets e's deadline and appends e to its bucket.
 func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
 	b := s.bucketLocked(s.m.dueFor(deadline), now)
-	e.deadline, e.b = deadline, b
+	e.deadline.Store(deadline)
+	e.b = b
 	e.prev, e.next = b.tail, nil
 	if b.tail != nil {
 		b.tail.next = e
@@ -92,11 +93,12 @@ func (s *shard[K, V]) unlinkLocked(e *entry[K, V]) {
 	}
 }
 
-// moveLocked gives e a new deadline, moving it to another bucket if the
-// new deadline falls in another span.
+// moveLocked gives e a new deadline, moving it to an earlier bucket if
+// the new deadline falls before e's bucket; a later one is left to fire
+// to file e again (see Touch).
 func (s *shard[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
-	if s.m.dueFor(deadline) == e.b.due {
-		e.deadline = deadline
+	if s.m.dueFor(deadline) >= e.b.due {
+		e.deadline.Store(deadline)
 		return
 	}
 	s.unlinkLocked(e)
@@ -118,8 +120,10 @@ func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
 }
 
 // fire is the bucket's timer callback: it evicts every entry of the
-// bucket, expireBatch at a time, delivering callbacks between batches.
-// The bucket is released when its last entry leaves.
+// bucket whose deadline has come, and files the others, renewed by a lazy
+// Touch or Set, in the buckets of their deadlines; expireBatch at a time,
+// delivering callbacks between batches. The bucket is released when its
+// last entry leaves.
 func (b *bucket[K, V]) fire() {
 	s, m := b.s, b.s.m
 	s.mu.Lock()
@@ -129,7 +133,13 @@ func (b *bucket[K, V]) fire() {
 	}
 	for !b.dead && b.head != nil && m.now() >= b.due {
 		for i := 0; i < expireBatch && b.head != nil; i++ {
-			s.removeLocked(b.head, Expired) // every deadline in b is <= due <= now
+			e := b.head
+			if d := e.deadline.Load(); d > b.due {
+				s.unlinkLocked(e) // renewed: its own bucket is later
+				s.linkLocked(e, d, m.now())
+				continue
+			}
+			s.removeLocked(e, Expired) // its deadline is <= due <= now
 		}
 		kick := s.takeQueuedLocked()
 		s.mu.Unlock()

@@ -32,9 +32,13 @@
 // a bucket is an intrusive list of the shard's entries whose deadline
 // falls in its span, and owns the one wheel timer (an AfterFunc with a
 // method value, made once per bucket) that fires at the end of the span
-// and evicts them all. Set,
-// Touch and Delete link and unlink an entry in O(1); only the first entry
-// of a bucket schedules a wheel timer, and the last one out stops it. An
+// and evicts them all. Set
+// and Delete link and unlink an entry in O(1); only the first entry of a
+// bucket schedules a wheel timer, and the last one out stops it. A Set or
+// Touch that moves a deadline later moves nothing: it records the
+// deadline, and the old bucket, when it fires, files the entry again in
+// the bucket of its deadline (as the runtime and Linux do with a timer
+// moved later), so renewing a live entry takes only a read lock. An
 // entry thus costs its map slot plus one 64-byte node (for small K and V)
 // and nothing in the wheel. Measured with string keys and int values, the
 // map takes about 100 bytes per entry at 1e5 entries and 120 at 1e6, half
@@ -49,7 +53,9 @@
 //
 // A callback set with [WithOnEvict] learns of every entry that leaves and
 // why ([Reason]): Expired, Deleted, Replaced or Capacity. Callbacks run
-// outside the map's lock, one at a time, in the order the entries left, on
+// outside the map's locks, one at a time, in the order the entries left
+// (entries of different shards due in one span leave with the bucket of
+// their shard, whose timers fire in no set order), on
 // a goroutine of the map's own that is started when there is something to
 // deliver and exits when there is not. A callback that blocks holds back
 // the callbacks behind it (they queue, without limit) but not expiry: the

@@ -84,7 +84,7 @@ type Map[K comparable, V any] struct {
 type entry[K comparable, V any] struct {
 	key        K
 	val        V
-	deadline   int64         // ns after m.epoch; guarded by the shard's mu
+	deadline   atomic.Int64  // ns after m.epoch; written under the shard's mu, or its read lock by a lazy Touch
 	ttl        time.Duration // what Touch renews; guarded by the shard's mu
 	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
 	b          *bucket[K, V] // guarded by the shard's mu
@@ -254,7 +254,7 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 	now := m.now()
 	s.mu.RLock()
 	e, ok := s.items[k]
-	if ok && e.deadline > now {
+	if ok && e.deadline.Load() > now {
 		v := e.val
 		s.mu.RUnlock()
 		s.hits.Add(1)
@@ -275,24 +275,50 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	now := m.now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e, ok := s.items[k]; ok && e.deadline > now {
-		return time.Duration(e.deadline - now), true
+	if e, ok := s.items[k]; ok {
+		if left := e.deadline.Load() - now; left > 0 {
+			return time.Duration(left), true
+		}
 	}
 	return 0, false
 }
 
 // Touch renews k's entry without rewriting it: its deadline becomes now
 // plus the ttl it was Set with, saturated at the end of time. It returns
-// false if k has no live entry. The complexity is O(1), plus O(log B)
-// with a capacity when it opens or closes a bucket.
+// false if k has no live entry.
+//
+// Touch is lazy, as the scheduler's Reset is: it records the later
+// deadline, under k's shard's read lock, and leaves the entry in its
+// bucket; when that bucket comes due, it files the entry again in the
+// bucket of its deadline instead of evicting it. Readers check the
+// deadline itself, so they see the renewal at once, and the entry still
+// leaves within one granularity plus a tick of its deadline. Touches of
+// different keys run in parallel, and a renewed entry costs the map
+// nothing until its old bucket fires (and then O(1)). The complexity is
+// O(1).
 func (m *Map[K, V]) Touch(k K) bool {
 	m.init()
 	m.checkKey("Touch", k)
 	s := m.shardFor(k)
 	now := m.now()
-	s.mu.Lock()
+	s.mu.RLock()
 	e, ok := s.items[k]
-	ok = ok && e.deadline > now
+	if !ok || e.deadline.Load() <= now {
+		s.mu.RUnlock()
+		return false
+	}
+	deadline := ticks.Add(now, int64(e.ttl))
+	if m.dueFor(deadline) >= e.b.due {
+		e.deadline.Store(deadline) // the lazy path: the bucket re-files it
+		s.mu.RUnlock()
+		return true
+	}
+	s.mu.RUnlock()
+	// The deadline moves earlier than its bucket, which only a clock that
+	// goes back can do: move the entry, under the write lock.
+	s.mu.Lock()
+	e, ok = s.items[k]
+	ok = ok && e.deadline.Load() > now
 	if ok {
 		s.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
 	}
@@ -311,7 +337,7 @@ func (m *Map[K, V]) Delete(k K) bool {
 	now := m.now()
 	s.mu.Lock()
 	e, ok := s.items[k]
-	live := ok && e.deadline > now
+	live := ok && e.deadline.Load() > now
 	if ok {
 		why := Deleted
 		if !live {

@@ -262,28 +262,37 @@ func TestClose(t *testing.T) {
 	f.wantEvicted()
 }
 
-// Entries of one shard set together share one wheel timer, and a bucket
-// emptied by Delete or Touch gives its timer back at once.
+// Entries of one shard set together share one wheel timer; a Touch moves
+// nothing (the old bucket files the entry again when it fires); a bucket
+// emptied by Delete gives its timer back at once.
 func TestOneTimerPerBucket(t *testing.T) {
 	f := newFixture(t, WithGranularity(time.Second))
 	keys := strKeys(1000)
 	for i, k := range keys {
 		f.set(k, i, time.Minute)
 	}
-	shards := f.shardsOf(keys...)
-	f.wantTimers(shards) // one span, a bucket in each shard
+	f.wantTimers(f.shardsOf(keys...)) // one span, a bucket in each shard
 	f.advanceTo(10 * time.Second)
 	for _, k := range keys[:500] {
-		f.m.Touch(k)
+		f.m.Touch(k) // now due at 70s
 	}
 	f.verify()
-	f.wantTimers(shards + f.shardsOf(keys[:500]...))
-	for _, k := range keys[:500] {
+	f.wantTimers(f.shardsOf(keys...))
+	for _, k := range keys[500:] {
 		f.m.Delete(k)
 	}
 	f.verify()
-	f.wantTimers(f.shardsOf(keys[500:]...))
+	f.wantTimers(f.shardsOf(keys[:500]...))
 	f.take()
+	f.advanceTo(60 * time.Second) // the old buckets file the touched entries at 70s
+	f.wantEvicted()
+	f.wantTimers(f.shardsOf(keys[:500]...))
+	f.wantGet(keys[0], 0, true)
+	f.advanceTo(70 * time.Second)
+	if got := len(f.take()); got != 500 {
+		t.Fatalf("%d evicted at 70s, want 500", got)
+	}
+	f.wantTimers(0)
 }
 
 func TestAll(t *testing.T) {
@@ -382,6 +391,11 @@ func TestCallbackPanics(t *testing.T) {
 			m.Flush()
 			mu.Lock()
 			defer mu.Unlock()
+			// a, b and c leave together, from buckets of their shards
+			// that fire in no set order; d and e after them.
+			if len(got) == 5 {
+				slices.Sort(got[:3])
+			}
 			if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(got, want) {
 				t.Fatalf("callbacks for %v, want %v", got, want)
 			}

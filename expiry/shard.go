@@ -75,7 +75,7 @@ func (m *Map[K, V]) unlockAll() {
 // setLocked stores v under k with the given deadline.
 func (s *shard[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
 	e, ok := s.items[k]
-	if ok && e.deadline <= now {
+	if ok && e.deadline.Load() <= now {
 		s.removeLocked(e, Expired) // it had left already; only its timer had not run
 		ok = false
 	}
@@ -106,17 +106,24 @@ func (s *shard[K, V]) removeLocked(e *entry[K, V], why Reason) {
 }
 
 // evictOneLocked makes room in a full map, which has one shard: it evicts
-// the first entry of the earliest bucket.
+// the first entry of the earliest bucket, after filing again in their own
+// buckets the entries a lazy Touch left before it.
 func (s *shard[K, V]) evictOneLocked(now int64) {
-	if len(s.order) == 0 {
+	for len(s.order) > 0 {
+		b := s.order[0]
+		e := b.head
+		if d := e.deadline.Load(); s.m.dueFor(d) > b.due {
+			s.unlinkLocked(e)
+			s.linkLocked(e, d, now)
+			continue
+		}
+		why := Capacity
+		if e.deadline.Load() <= now {
+			why = Expired
+		}
+		s.removeLocked(e, why)
 		return
 	}
-	e := s.order[0].head
-	why := Capacity
-	if e.deadline <= now {
-		why = Expired
-	}
-	s.removeLocked(e, why)
 }
 
 // takeQueuedLocked reports whether a callback was queued since its last
@@ -164,8 +171,8 @@ func (m *Map[K, V]) records(forSnapshot bool) ([]snapEntry[K, V], error) {
 	for i := range m.shards {
 		for _, b := range m.shards[i].sortedBucketsLocked() {
 			for e := b.head; e != nil; e = e.next {
-				if e.deadline > now {
-					recs = append(recs, snapEntry[K, V]{e.key, e.val, e.deadline, int64(e.ttl)})
+				if d := e.deadline.Load(); d > now {
+					recs = append(recs, snapEntry[K, V]{e.key, e.val, d, int64(e.ttl)})
 				}
 			}
 		}
