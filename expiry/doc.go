@@ -49,6 +49,18 @@
 // deadline; readers are not affected, since they check the deadline
 // itself.
 //
+// # Loading, sliding expiry, entries without a ttl
+//
+// [Map.GetOrLoad] fills a missing key from a [Loader], once per key
+// however many goroutines ask for it at the same moment (the others wait
+// for that call and share its value or error, or give up when their
+// context is done); the loader says how long the value lives, and its
+// errors are not stored. [WithSliding] makes a Get renew the entry it
+// finds, lazily, writing nothing when the renewal is within
+// min(ttl/16, granularity) of the last. [NoTTL] is the ttl of an entry
+// that never expires, beside entries that do, and [Map.SetTTL] changes
+// one entry's ttl without its value.
+//
 // # Eviction callbacks
 //
 // A callback set with [WithOnEvict] learns of every entry that leaves and
@@ -108,10 +120,13 @@
 // The zero [Map] is ready to use, as New with no options makes it, and a
 // nil Option is ignored. Every other mistake is a panic that starts with
 // "expiry:" and says what was wrong (a nil io.Reader, io.Writer, wheel,
-// callback or handler; a zero Wheel; a negative capacity or granularity;
-// Flush from a callback; a key Go's maps cannot hash, or a NaN key), or
+// callback, handler, logger, loader or context; a zero Wheel; a negative
+// capacity or granularity; Flush from a callback; a GetOrLoad from a
+// loader, through its context, of a key that load waits for; a key Go's
+// maps cannot hash, or a NaN key), or
 // an error wrapping one of the package's sentinels ([ErrTTL],
 // [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
-// the value; never a crash inside the package, a hang, or a request
+// the value (a ttl from Set, SetTTL or a Loader that is not positive);
+// never a crash inside the package, a hang, or a request
 // quietly changed.
 package expiry

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"log/slog"
+	"math"
 	"reflect"
 	"runtime/debug"
 	"sync"
@@ -20,6 +21,14 @@ import (
 // zero or negative: an entry must live for some time. Use Delete to remove
 // an entry now.
 var ErrTTL = errors.New("expiry: non-positive ttl")
+
+// NoTTL is the time to live of an entry that never expires: Set it, or
+// return it from a Loader, and the entry stays until it is deleted,
+// replaced, evicted for capacity (last of all) or its TTL is changed
+// with SetTTL. Touch and sliding reads leave it as it is; TTL reports the
+// time left to the end of time, over 290 years. Any ttl that reaches past the end of time (about the
+// year 2262 after now) is the same.
+const NoTTL time.Duration = math.MaxInt64
 
 // ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
 // by Close on a Map closed already. Set and Restore on a Map whose wheel
@@ -61,6 +70,7 @@ type Map[K comparable, V any] struct {
 	capacity     int       // 0: no bound
 	onEvict      func(K, V, Reason)
 	inline       bool
+	sliding      bool // Get renews
 	panicHandler func(any)
 	logger       *slog.Logger  // nil: slog.Default() at the time of logging
 	seed         maphash.Seed  // of the hash that picks a key's shard
@@ -117,6 +127,7 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
 	m.capacity = cfg.capacity
 	m.inline = cfg.inline
+	m.sliding = cfg.sliding
 	m.panicHandler = cfg.panicHandler
 	if cfg.onEvict != nil {
 		f, ok := cfg.onEvict.(func(K, V, Reason))
@@ -244,21 +255,33 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 }
 
 // Get returns the value stored under k and true, or the zero V and false
-// if k has none or its deadline has passed. It takes k's shard's read
-// lock: Gets of keys in different shards write no common cache line. The
-// complexity is O(1).
+// if k has none or its deadline has passed. With [WithSliding], a Get
+// that finds the entry renews it, as Touch does, unless the renewal would
+// move its deadline by less than the sliding tolerance. It takes k's
+// shard's read lock: Gets of keys in different shards write no common
+// cache line. The complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
+	return m.get(k)
+}
+
+// get is Get after the checks.
+func (m *Map[K, V]) get(k K) (V, bool) {
 	s := m.shardFor(k)
 	now := m.now()
 	s.mu.RLock()
 	e, ok := s.items[k]
-	if ok && e.deadline.Load() > now {
-		v := e.val
-		s.mu.RUnlock()
-		s.hits.Add(1)
-		return v, true
+	if ok {
+		if d := e.deadline.Load(); d > now {
+			v := e.val
+			if m.sliding {
+				m.slideRLocked(e, d, now)
+			}
+			s.mu.RUnlock()
+			s.hits.Add(1)
+			return v, true
+		}
 	}
 	s.mu.RUnlock()
 	s.misses.Add(1)
@@ -266,8 +289,21 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 	return zero, false
 }
 
+// slideRLocked renews e, read at deadline d, for a sliding Get: lazily,
+// as Touch does, and only if that moves the deadline by more than the
+// tolerance, min(ttl/16, granularity), so that the reads of a hot key
+// write nothing most of the time. It is called with the shard's read lock.
+func (m *Map[K, V]) slideRLocked(e *entry[K, V], d, now int64) {
+	next := ticks.Add(now, int64(e.ttl))
+	if next-d <= min(int64(e.ttl)>>4, m.gran) || m.dueFor(next) < e.b.due {
+		return
+	}
+	e.deadline.Store(next)
+}
+
 // TTL returns the time k has left to live and true, or 0 and false if k
-// has no live entry. The complexity is O(1).
+// has no live entry. For an entry set with [NoTTL] it returns the time
+// left to the end of time, NoTTL less the map's age. The complexity is O(1).
 func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	m.init()
 	m.checkKey("TTL", k)
@@ -324,6 +360,32 @@ func (m *Map[K, V]) Touch(k K) bool {
 	}
 	s.mu.Unlock()
 	return ok
+}
+
+// SetTTL gives k's live entry a new time to live, without rewriting its
+// value: its deadline becomes now plus ttl, and Touch renews it by ttl
+// from then on. It returns false if k has no live entry; and false and an
+// error wrapping ErrTTL, repeating ttl, if ttl is not positive. A later
+// deadline is recorded lazily, as Touch does; an earlier one moves the
+// entry to its bucket. The complexity is O(1), plus O(log B) with a
+// capacity when it opens or closes a bucket.
+func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
+	m.init()
+	if ttl <= 0 {
+		return false, fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	m.checkKey("SetTTL", k)
+	s := m.shardFor(k)
+	now := m.now()
+	s.mu.Lock()
+	e, ok := s.items[k]
+	ok = ok && e.deadline.Load() > now
+	if ok {
+		e.ttl = ttl
+		s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
+	}
+	s.mu.Unlock()
+	return ok, nil
 }
 
 // Delete removes k's entry and reports whether it had a live one. The

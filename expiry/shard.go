@@ -25,6 +25,7 @@ type shard[K comparable, V any] struct {
 	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
 	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
+	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
 	queued  bool                    // guarded by mu; a callback was queued since takeQueuedLocked
 	closed  bool                    // guarded by mu
 
