@@ -13,6 +13,18 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
+// bubbleMap returns a map on a wheel of its own, for a synctest bubble:
+// both are closed when the test ends.
+func bubbleMap(t *testing.T) *Map[string, int] {
+	w := timewheel.New()
+	m := New[string, int](WithWheel(w))
+	t.Cleanup(func() {
+		m.Close()
+		w.Close()
+	})
+	return m
+}
+
 // loadResult is what one caller of GetOrLoad got.
 type loadResult struct {
 	v   int
@@ -25,10 +37,7 @@ type loadResult struct {
 func loadAtOnce(t *testing.T, n int, ret func(call int) (int, time.Duration, error)) (calls int, got []loadResult) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
-		w := timewheel.New()
-		defer w.Close()
-		m := New[string, int](WithWheel(w))
-		defer m.Close()
+		m := bubbleMap(t)
 		release := make(chan struct{})
 		var called atomic.Int32
 		load := func(ctx context.Context, k string) (int, time.Duration, error) {
@@ -161,10 +170,7 @@ func TestGetOrLoad(t *testing.T) {
 // stores its value for the others.
 func TestGetOrLoadWaiterCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := timewheel.New()
-		defer w.Close()
-		m := New[string, int](WithWheel(w))
-		defer m.Close()
+		m := bubbleMap(t)
 		release := make(chan struct{})
 		load := func(context.Context, string) (int, time.Duration, error) {
 			<-release
@@ -197,10 +203,7 @@ func TestGetOrLoadPanics(t *testing.T) {
 	var waiter loadResult
 	var p any
 	synctest.Test(t, func(t *testing.T) {
-		w := timewheel.New()
-		defer w.Close()
-		m := New[string, int](WithWheel(w))
-		defer m.Close()
+		m := bubbleMap(t)
 		release := make(chan struct{})
 		load := func(context.Context, string) (int, time.Duration, error) {
 			<-release
