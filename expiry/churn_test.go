@@ -89,22 +89,38 @@ func churn(t *testing.T, capacity int) {
 			}
 		})
 	}
-	wg.Go(func() { // short-lived keys, whose value is their deadline
+	clockDone := make(chan struct{})
+	wg.Go(func() { // short-lived keys while the clock moves; no Get may return one past its deadline
 		r := rand.New(rand.NewPCG(99, 2))
-		for i := range steps {
+		// latest[id] is the latest deadline the Set of value id can have
+		// given: the clock after the Set returned, plus the ttl. Only this
+		// goroutine sets short keys, so an id is stored before any Get
+		// returns it, and reused only long after its entry has left.
+		latest := make([]int64, 1<<16)
+		for i := 1; ; i = (i + 1) % len(latest) {
+			select {
+			case <-clockDone:
+				return
+			default:
+			}
 			k := fmt.Sprint("short:", r.IntN(256))
-			if i%2 == 0 {
+			if i%4 == 0 {
 				ttl := time.Duration(1+r.IntN(20)) * time.Millisecond
-				m.Set(k, int(clk.Now().Add(ttl).Sub(start)), ttl)
+				m.Set(k, i, ttl)
+				latest[i] = int64(clk.Now().Add(ttl).Sub(start))
 				continue
 			}
 			before := clk.Now().Sub(start)
-			if v, ok := m.Get(k); ok && time.Duration(v) <= before {
-				t.Errorf("Get(%s) returned an entry due at %v, at %v", k, time.Duration(v), before)
+			if v, ok := m.Get(k); ok {
+				if dl := time.Duration(latest[v]); dl <= before {
+					t.Errorf("Get(%s) returned an entry due by %v, at %v", k, dl, before)
+					return
+				}
 			}
 		}
 	})
 	wg.Go(func() { // the clock, readers of everything, snapshots
+		defer close(clockDone)
 		for range 200 {
 			clk.Advance(time.Millisecond)
 			seen := map[string]bool{}
