@@ -81,3 +81,40 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// BenchmarkMemoryFloor reports the heap per entry of the structure's
+// floor at 1e6 entries: a Go map from the string keys to a 64-byte node,
+// which is what a Map holds for each entry before any bucket or shard
+// (the 64-byte size class holds key, value, deadline, ttl, two links and
+// the bucket). op=Map is the Map itself, for comparison in the same run.
+func BenchmarkMemoryFloor(b *testing.B) {
+	const n = 1_000_000
+	keys := benchKeys(n)
+	b.Run("op=Floor", func(b *testing.B) {
+		before := heapInUse()
+		m := make(map[string]*[64]byte)
+		for _, k := range keys {
+			m[k] = new([64]byte)
+		}
+		perEntry := float64(heapInUse()-before) / n
+		runtime.KeepAlive(m)
+		for b.Loop() {
+		}
+		b.ReportMetric(perEntry, "bytes/entry")
+	})
+	b.Run("op=Map", func(b *testing.B) {
+		w := timewheel.New()
+		defer w.Close()
+		before := heapInUse()
+		m := New[string, int](WithWheel(w))
+		for i, k := range keys {
+			m.Set(k, i, time.Hour)
+		}
+		perEntry := float64(heapInUse()-before) / n
+		runtime.KeepAlive(m)
+		m.Close()
+		for b.Loop() {
+		}
+		b.ReportMetric(perEntry, "bytes/entry")
+	})
+}

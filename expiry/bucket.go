@@ -17,12 +17,12 @@ const expireBatch = 256
 // one wheel timer that evicts them all at due. A bucket with no entries is
 // released at once; a released bucket is dead and never used again.
 type bucket[K comparable, V any] struct {
-	m          *Map[K, V]
-	due        int64            // ns after m.epoch
-	head, tail *entry[K, V]     // guarded by m.mu
+	s          *shard[K, V]
+	due        int64            // ns after s.m.epoch
+	head, tail *entry[K, V]     // guarded by s.mu
 	n          int              // entries; guarded by m.mu
 	t          *timewheel.Timer // fires b.fire at due
-	index      int              // position in m.order, or -1; guarded by m.mu
+	index      int              // position in s.order, or -1; guarded by m.mu
 	dead       bool             // released; guarded by m.mu
 }
 
@@ -40,27 +40,28 @@ func (m *Map[K, V]) dueFor(deadline int64) int64 {
 
 // bucketLocked returns the live bucket ending at due, opening it (and
 // scheduling its timer) if there is none.
-func (m *Map[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
-	if b := m.last; b != nil && b.due == due && !b.dead {
+func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
+	if b := s.last; b != nil && b.due == due && !b.dead {
 		return b
 	}
-	b := m.buckets[due]
+	b := s.buckets[due]
 	if b == nil {
-		b = &bucket[K, V]{m: m, due: due, index: -1}
-		b.t = m.w.AfterFunc(time.Duration(due-now), b.fire)
-		m.buckets[due] = b
-		if m.capacity > 0 {
-			m.order.push(b)
+		b = &bucket[K, V]{s: s, due: due, index: -1}
+		b.t = s.m.w.AfterFunc(time.Duration(due-now), b.fire)
+		s.buckets[due] = b
+		if s.m.capacity > 0 {
+			s.order.push(b)
 		}
 	}
-	m.last = b
+	s.last = b
 	return b
 }
 
 // linkLocked sets e's deadline and appends e to its bucket.
-func (m *Map[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
-	b := m.bucketLocked(m.dueFor(deadline), now)
-	e.deadline, e.b = deadline, b
+func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
+	b := s.bucketLocked(s.m.dueFor(deadline), now)
+	e.deadline.Store(deadline)
+	e.b = b
 	e.prev, e.next = b.tail, nil
 	if b.tail != nil {
 		b.tail.next = e
@@ -73,7 +74,7 @@ func (m *Map[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
 
 // unlinkLocked takes e out of its bucket, releasing the bucket if it is
 // left empty.
-func (m *Map[K, V]) unlinkLocked(e *entry[K, V]) {
+func (s *shard[K, V]) unlinkLocked(e *entry[K, V]) {
 	b := e.b
 	if e.prev != nil {
 		e.prev.next = e.next
@@ -88,55 +89,64 @@ func (m *Map[K, V]) unlinkLocked(e *entry[K, V]) {
 	e.prev, e.next, e.b = nil, nil, nil
 	b.n--
 	if b.n == 0 {
-		m.releaseLocked(b)
+		s.releaseLocked(b)
 	}
 }
 
-// moveLocked gives e a new deadline, moving it to another bucket if the
-// new deadline falls in another span.
-func (m *Map[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
-	if m.dueFor(deadline) == e.b.due {
-		e.deadline = deadline
+// moveLocked gives e a new deadline, moving it to an earlier bucket if
+// the new deadline falls before e's bucket; a later one is left to fire
+// to file e again (see Touch).
+func (s *shard[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
+	if s.m.dueFor(deadline) >= e.b.due {
+		e.deadline.Store(deadline)
 		return
 	}
-	m.unlinkLocked(e)
-	m.linkLocked(e, deadline, now)
+	s.unlinkLocked(e)
+	s.linkLocked(e, deadline, now)
 }
 
 // releaseLocked retires an empty bucket: its timer is stopped (a callback
 // already on its way finds the bucket dead) and it is forgotten.
-func (m *Map[K, V]) releaseLocked(b *bucket[K, V]) {
+func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
 	b.dead = true
 	b.t.Stop()
-	delete(m.buckets, b.due)
+	delete(s.buckets, b.due)
 	if b.index >= 0 {
-		m.order.remove(b)
+		s.order.remove(b)
 	}
-	if m.last == b {
-		m.last = nil
+	if s.last == b {
+		s.last = nil
 	}
 }
 
 // fire is the bucket's timer callback: it evicts every entry of the
-// bucket, expireBatch at a time, delivering callbacks between batches.
-// The bucket is released when its last entry leaves.
+// bucket whose deadline has come, and files the others, renewed by a lazy
+// Touch or Set, in the buckets of their deadlines; expireBatch at a time,
+// delivering callbacks between batches. The bucket is released when its
+// last entry leaves.
 func (b *bucket[K, V]) fire() {
-	m := b.m
-	m.mu.Lock()
+	s, m := b.s, b.s.m
+	s.mu.Lock()
 	if now := m.now(); !b.dead && now < b.due {
 		// Early; the wheel never fires early, but a clock may disagree.
 		b.t.Reset(time.Duration(b.due - now))
 	}
 	for !b.dead && b.head != nil && m.now() >= b.due {
 		for i := 0; i < expireBatch && b.head != nil; i++ {
-			m.removeLocked(b.head, Expired) // every deadline in b is <= due <= now
+			e := b.head
+			if d := e.deadline.Load(); d > b.due {
+				s.unlinkLocked(e) // renewed: its own bucket is later
+				s.linkLocked(e, d, m.now())
+				continue
+			}
+			s.removeLocked(e, Expired) // its deadline is <= due <= now
 		}
-		kick := m.kickLocked()
-		m.mu.Unlock()
+		kick := s.takeQueuedLocked()
+		s.mu.Unlock()
 		b.deliver(kick)
-		m.mu.Lock()
+		s.mu.Lock()
 	}
-	m.mu.Unlock()
+	s.mu.Unlock()
 }
 
 // deliver delivers the callbacks of a batch fire has evicted. If delivery
@@ -144,26 +154,26 @@ func (b *bucket[K, V]) fire() {
 // goes on, but first the bucket's timer is set to fire again at once, so
 // that the entries of its later batches are still evicted.
 func (b *bucket[K, V]) deliver(kick bool) {
-	m := b.m
+	s := b.s
 	done := false
 	defer func() {
 		if done {
 			return
 		}
-		m.mu.Lock()
+		s.mu.Lock()
 		if !b.dead && b.head != nil {
 			b.t.Reset(0)
 		}
-		m.mu.Unlock()
+		s.mu.Unlock()
 	}()
-	m.deliver(kick)
+	s.m.deliver(kick)
 	done = true
 }
 
 // sortedBucketsLocked returns the live buckets in due order.
-func (m *Map[K, V]) sortedBucketsLocked() []*bucket[K, V] {
-	bs := make([]*bucket[K, V], 0, len(m.buckets))
-	for _, b := range m.buckets {
+func (s *shard[K, V]) sortedBucketsLocked() []*bucket[K, V] {
+	bs := make([]*bucket[K, V], 0, len(s.buckets))
+	for _, b := range s.buckets {
 		bs = append(bs, b)
 	}
 	slices.SortFunc(bs, func(a, b *bucket[K, V]) int {

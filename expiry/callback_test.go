@@ -3,8 +3,10 @@ package expiry
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,4 +186,25 @@ func TestCallbackGoexit(t *testing.T) {
 	}
 	mu.Unlock()
 	m.Close()
+}
+
+// Without a panic handler, a panicking callback is logged at level Error
+// to the logger of WithLogger, with its value and a stack.
+func TestCallbackPanicLogged(t *testing.T) {
+	clk := clock.NewVirtual(start)
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, nil))
+	m := New[string, int](WithWheel(w), WithInlineCallbacks(), WithLogger(logger),
+		WithOnEvict(func(k string, _ int, _ Reason) { panic("boom " + k) }))
+	defer m.Close()
+	m.Set("a", 1, time.Second)
+	clk.Advance(2 * time.Second)
+	out := buf.String()
+	for _, want := range []string{"level=ERROR", `msg="expiry: eviction callback panicked"`, `panic="boom a"`, "stack="} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log %q lacks %q", out, want)
+		}
+	}
 }

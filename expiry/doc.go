@@ -19,28 +19,59 @@
 // (timewheel.Wheel.Since), so they never see an entry past its deadline even
 // in the moment before its timer runs.
 //
-// Entries do not get a timer each. Deadlines are grouped into buckets of
-// one granularity ([WithGranularity], 100ms unless told): a bucket is an
-// intrusive list of the entries whose deadline falls in its span, and owns
-// the one wheel timer (an AfterFunc with a method value, made once per
-// bucket) that fires at the end of the span and evicts them all. Set,
-// Touch and Delete link and unlink an entry in O(1); only the first entry
-// of a bucket schedules a wheel timer, and the last one out stops it. An
+// The map is striped: keys are spread by a seeded hash over shards (the
+// power of two at or above 8×GOMAXPROCS, at most 256), each with its own
+// lock, entries, buckets and counters, padded apart, so that operations
+// on different keys mostly take different locks and two Gets of keys in
+// different shards write no common cache line. Len, Stats, All and
+// Snapshot visit every shard (All and Snapshot with all of them
+// read-locked at once, so they see one instant).
+//
+// Entries do not get a timer each. Deadlines are grouped, in each shard,
+// into buckets of one granularity ([WithGranularity], 100ms unless told):
+// a bucket is an intrusive list of the shard's entries whose deadline
+// falls in its span, and owns the one wheel timer (an AfterFunc with a
+// method value, made once per bucket) that fires at the end of the span
+// and evicts them all. Set
+// and Delete link and unlink an entry in O(1); only the first entry of a
+// bucket schedules a wheel timer, and the last one out stops it. A Set or
+// Touch that moves a deadline later moves nothing: it records the
+// deadline, and the old bucket, when it fires, files the entry again in
+// the bucket of its deadline (as the runtime and Linux do with a timer
+// moved later), so renewing a live entry takes only a read lock. An
 // entry thus costs its map slot plus one 64-byte node (for small K and V)
 // and nothing in the wheel. Measured with string keys and int values, the
-// map takes about 100 bytes per entry at 1e5 entries and 120 at 1e6, half
-// of github.com/jellydator/ttlcache/v3 and a third of go-zero's
-// collection.Cache (BenchmarkExpiringMap in the bench module, op=Memory).
+// map takes 120 bytes per entry at 1e6 entries set together, which is the
+// floor of a Go map to a 64-byte node (BenchmarkMemoryFloor), half of
+// github.com/jellydator/ttlcache/v3 and 1.2 times otter v2's 98
+// (BenchmarkExpiringMap in the bench module, op=Memory); and 111 at 1e5
+// entries whose deadlines are spread over 100 s (BenchmarkMemory), where
+// each shard keeps a bucket, and a wheel timer, for each span it has
+// entries in: the price of the stripes, 26 bytes per entry there.
 // The downside of this choice is that eviction, and its
 // callback, comes up to one granularity (plus one wheel tick) after the
 // deadline; readers are not affected, since they check the deadline
 // itself.
 //
+// # Loading, sliding expiry, entries without a ttl
+//
+// [Map.GetOrLoad] fills a missing key from a [Loader], once per key
+// however many goroutines ask for it at the same moment (the others wait
+// for that call and share its value or error, or give up when their
+// context is done); the loader says how long the value lives, and its
+// errors are not stored. [WithSliding] makes a Get renew the entry it
+// finds, lazily, writing nothing when the renewal is within
+// min(ttl/16, granularity) of the last. [NoTTL] is the ttl of an entry
+// that never expires, beside entries that do, and [Map.SetTTL] changes
+// one entry's ttl without its value.
+//
 // # Eviction callbacks
 //
 // A callback set with [WithOnEvict] learns of every entry that leaves and
 // why ([Reason]): Expired, Deleted, Replaced or Capacity. Callbacks run
-// outside the map's lock, one at a time, in the order the entries left, on
+// outside the map's locks, one at a time, in the order the entries left
+// (entries of different shards due in one span leave with the bucket of
+// their shard, whose timers fire in no set order), on
 // a goroutine of the map's own that is started when there is something to
 // deliver and exits when there is not. A callback that blocks holds back
 // the callbacks behind it (they queue, without limit) but not expiry: the
@@ -69,6 +100,9 @@
 // life left, and costs O(log B) per bucket opened or closed, B being the
 // number of buckets, instead of a list node per entry and a write lock
 // on every Get as LRU would.
+// A map with a capacity has one shard, so that the entry closest to
+// expiry is found under one lock. The downside of this choice is that
+// such a map serialises its writers as an unstriped map would.
 //
 // # Snapshots
 //
@@ -90,10 +124,13 @@
 // The zero [Map] is ready to use, as New with no options makes it, and a
 // nil Option is ignored. Every other mistake is a panic that starts with
 // "expiry:" and says what was wrong (a nil io.Reader, io.Writer, wheel,
-// callback or handler; a zero Wheel; a negative capacity or granularity;
-// Flush from a callback; a key Go's maps cannot hash, or a NaN key), or
+// callback, handler, logger, loader or context; a zero Wheel; a negative
+// capacity or granularity; Flush from a callback; a GetOrLoad from a
+// loader, through its context, of a key that load waits for; a key Go's
+// maps cannot hash, or a NaN key), or
 // an error wrapping one of the package's sentinels ([ErrTTL],
 // [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
-// the value; never a crash inside the package, a hang, or a request
+// the value (a ttl from Set, SetTTL or a Loader that is not positive);
+// never a crash inside the package, a hang, or a request
 // quietly changed.
 package expiry

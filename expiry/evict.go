@@ -14,20 +14,25 @@ type event[K comparable, V any] struct {
 	why Reason
 }
 
-// queueLocked queues the callback for an entry that left, if there is a
-// callback.
-func (m *Map[K, V]) queueLocked(k K, v V, why Reason) {
-	m.left[why]++
+// queueLocked counts an entry that left s, and queues its callback, if
+// there is a callback, behind those of every shard: under s.mu, so that
+// callbacks come in the order the entries left.
+func (s *shard[K, V]) queueLocked(k K, v V, why Reason) {
+	s.left[why]++
+	m := s.m
 	if m.onEvict != nil {
+		m.evMu.Lock()
 		m.events = append(m.events, event[K, V]{k, v, why})
+		m.evMu.Unlock()
 		m.backlog.Add(1)
+		s.queued = true
 	}
 }
 
-// kickLocked reports whether the caller must start delivery after
-// unlocking: there are events and nobody is delivering them. It marks
-// delivery as started, so exactly one goroutine delivers at a time and
-// callbacks run in the order they were queued.
+// kickLocked reports whether the caller must start delivery: there are
+// events and nobody is delivering them. It marks delivery as started, so
+// exactly one goroutine delivers at a time and callbacks run in the order
+// they were queued. It is called with m.evMu held.
 func (m *Map[K, V]) kickLocked() bool {
 	if m.delivering || len(m.events) == 0 {
 		return false
@@ -36,9 +41,16 @@ func (m *Map[K, V]) kickLocked() bool {
 	return true
 }
 
-// deliver starts delivery if kick is set: inline, or on a new goroutine
-// that exits when the queue is empty. It is called without m.mu.
+// deliver starts delivery, if kick is set (a callback was queued) and no
+// goroutine is delivering: inline, or on a new goroutine that exits when
+// the queue is empty. It is called without a shard's lock.
 func (m *Map[K, V]) deliver(kick bool) {
+	if !kick {
+		return
+	}
+	m.evMu.Lock()
+	kick = m.kickLocked()
+	m.evMu.Unlock()
 	switch {
 	case !kick:
 	case m.inline:
@@ -64,18 +76,18 @@ func (m *Map[K, V]) deliverAll() {
 		}
 	}()
 	for {
-		m.mu.Lock()
+		m.evMu.Lock()
 		clear(batch)
 		batch, m.events = m.events, batch[:0]
 		next = 0
 		if len(batch) == 0 {
 			m.delivering = false
 			m.idle.Broadcast()
-			m.mu.Unlock()
+			m.evMu.Unlock()
 			done = true
 			return
 		}
-		m.mu.Unlock()
+		m.evMu.Unlock()
 		for next < len(batch) {
 			next++
 			m.backlog.Add(-1)
@@ -89,16 +101,14 @@ func (m *Map[K, V]) deliverAll() {
 // WithInlineCallbacks a new delivery goroutine takes them over; inline,
 // they wait for the next goroutine that makes an entry leave.
 func (m *Map[K, V]) abandon(rest []event[K, V]) {
-	m.mu.Lock()
+	m.evMu.Lock()
 	if len(rest) > 0 {
 		m.events = slices.Concat(rest, m.events)
 	}
 	m.delivering = false
-	kick := !m.inline && m.kickLocked()
-	if !kick {
-		m.idle.Broadcast()
-	}
-	m.mu.Unlock()
+	kick := !m.inline && len(m.events) > 0
+	m.idle.Broadcast() // waiters look again; delivering may stay false
+	m.evMu.Unlock()
 	m.deliver(kick)
 }
 

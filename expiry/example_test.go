@@ -2,6 +2,7 @@ package expiry_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -164,4 +165,64 @@ func ExampleErrUnencodable() {
 	// Output:
 	// true
 	// expiry: snapshot cannot hold entry 0 of 1: value of type expiry_test.job: field Run of type func(): gob cannot encode a func
+}
+
+// A cache of user names filled from a slower store: one load per missing
+// key, however many goroutines ask for it at once; the loader says how
+// long each value lives.
+func ExampleMap_GetOrLoad() {
+	m := expiry.New[int, string]()
+	defer m.Close()
+	lookup := func(ctx context.Context, id int) (string, time.Duration, error) {
+		if id <= 0 {
+			return "", 0, fmt.Errorf("no user %d", id) // not stored: asked again next time
+		}
+		return fmt.Sprint("user", id), 10 * time.Minute, nil
+	}
+	name, err := m.GetOrLoad(context.Background(), 7, lookup)
+	fmt.Println(name, err)
+	_, err = m.GetOrLoad(context.Background(), -1, lookup)
+	fmt.Println(err, m.Len())
+	// Output:
+	// user7 <nil>
+	// no user -1 1
+}
+
+// Sliding expiry: an entry read within its ttl stays, one left alone goes.
+func ExampleWithSliding() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, int](expiry.WithWheel(w), expiry.WithSliding())
+	defer m.Close()
+
+	m.Set("read", 1, time.Minute)
+	m.Set("idle", 2, time.Minute)
+	for range 5 {
+		clk.Advance(30 * time.Second)
+		m.Get("read")
+	}
+	_, read := m.Get("read")
+	_, idle := m.Get("idle")
+	fmt.Println(read, idle)
+	// Output: true false
+}
+
+// Entries without a ttl beside entries with one, and a ttl changed in
+// place.
+func ExampleMap_SetTTL() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, string](expiry.WithWheel(w))
+	defer m.Close()
+
+	m.Set("config", "v1", expiry.NoTTL)
+	m.Set("token", "t1", time.Hour)
+	m.SetTTL("token", time.Minute) // revoked soon: the value stays as it is
+	clk.Advance(2 * time.Minute)
+	_, token := m.Get("token")
+	_, config := m.Get("config")
+	fmt.Println(token, config)
+	// Output: false true
 }

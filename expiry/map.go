@@ -3,8 +3,9 @@ package expiry
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
-	"log"
+	"log/slog"
 	"math"
 	"reflect"
 	"runtime/debug"
@@ -13,12 +14,21 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // ErrTTL is returned, wrapped with the value, for a time to live that is
 // zero or negative: an entry must live for some time. Use Delete to remove
 // an entry now.
 var ErrTTL = errors.New("expiry: non-positive ttl")
+
+// NoTTL is the time to live of an entry that never expires: Set it, or
+// return it from a Loader, and the entry stays until it is deleted,
+// replaced, evicted for capacity (last of all) or its TTL is changed
+// with SetTTL. Touch and sliding reads leave it as it is; TTL reports the
+// time left to the end of time, over 290 years. Any ttl that reaches past the end of time (about the
+// year 2262 after now) is the same.
+const NoTTL time.Duration = math.MaxInt64
 
 // ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
 // by Close on a Map closed already. Set and Restore on a Map whose wheel
@@ -50,9 +60,8 @@ var ErrClosed = errors.New("expiry: map closed")
 // callbacks never come), and Set and Restore return an error. Close the
 // map before its wheel.
 type Map[K comparable, V any] struct {
-	// ready is set once the fields up to mu, and items, buckets and
-	// idle.L, are: by New, or by the first call on a zero Map. They are
-	// not written again.
+	// ready is set once the fields up to initMu, and idle.L, are: by New,
+	// or by the first call on a zero Map. They are not written again.
 	ready        atomic.Bool
 	keys         keyKind // what checkKey must check of a key
 	w            *timewheel.Wheel
@@ -61,32 +70,34 @@ type Map[K comparable, V any] struct {
 	capacity     int       // 0: no bound
 	onEvict      func(K, V, Reason)
 	inline       bool
+	sliding      bool // Get renews
 	panicHandler func(any)
+	logger       *slog.Logger  // nil: slog.Default() at the time of logging
+	seed         maphash.Seed  // of the hash that picks a key's shard
+	mask         uint64        // len(shards)-1, a power of two less one
+	shards       []shard[K, V] // each padded: no two share a written cache line
+	initMu       sync.Mutex    // serialises the configuration of a zero Map
 
-	mu         sync.RWMutex
-	idle       sync.Cond               // signalled when delivering goes false; uses mu
-	items      map[K]*entry[K, V]      // guarded by mu
-	buckets    map[int64]*bucket[K, V] // guarded by mu; by due
-	order      bucketHeap[K, V]        // guarded by mu; kept only with a capacity
-	last       *bucket[K, V]           // guarded by mu; the bucket linked into last
-	events     []event[K, V]           // guarded by mu; callbacks not yet delivered
-	delivering bool                    // guarded by mu; a goroutine is delivering events
-	closed     bool                    // guarded by mu
+	closed atomic.Bool // Close was called
 
-	// Counters for Stats.
-	left         [Capacity + 1]uint64 // guarded by mu; entries that left, by Reason
-	hits, misses atomic.Uint64        // Get calls
-	backlog      atomic.Int64         // callbacks queued and not yet started
+	// Delivery of the eviction callbacks of every shard, in the order the
+	// entries left.
+	evMu       sync.Mutex
+	idle       sync.Cond     // signalled when delivering goes false; uses evMu
+	events     []event[K, V] // guarded by evMu; callbacks not yet delivered
+	delivering bool          // guarded by evMu; a goroutine is delivering events
+	backlog    atomic.Int64  // callbacks queued and not yet started
 }
 
-// entry is one key's node: in items by key, and in its bucket's list.
+// entry is one key's node: in its shard's items by key, and in its
+// bucket's list.
 type entry[K comparable, V any] struct {
 	key        K
 	val        V
-	deadline   int64         // ns after m.epoch; guarded by m.mu
-	ttl        time.Duration // what Touch renews; guarded by m.mu
-	prev, next *entry[K, V]  // the bucket's list; guarded by m.mu
-	b          *bucket[K, V] // guarded by m.mu
+	deadline   atomic.Int64  // ns after m.epoch; written under the shard's mu, or its read lock by a lazy Touch
+	ttl        time.Duration // what Touch renews; guarded by the shard's mu
+	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
+	b          *bucket[K, V] // guarded by the shard's mu
 }
 
 // New returns an empty Map configured by opts; a nil Option is ignored.
@@ -116,9 +127,8 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
 	m.capacity = cfg.capacity
 	m.inline = cfg.inline
+	m.sliding = cfg.sliding
 	m.panicHandler = cfg.panicHandler
-	m.items = make(map[K]*entry[K, V])
-	m.buckets = make(map[int64]*bucket[K, V])
 	if cfg.onEvict != nil {
 		f, ok := cfg.onEvict.(func(K, V, Reason))
 		if !ok {
@@ -126,11 +136,18 @@ func (m *Map[K, V]) configure(cfg config) {
 		}
 		m.onEvict = f
 	}
+	m.logger = cfg.logger
 	if m.panicHandler == nil {
-		m.panicHandler = logPanic
+		m.panicHandler = m.logPanic
+	}
+	m.seed = maphash.MakeSeed()
+	m.shards = make([]shard[K, V], shardCount(m.capacity))
+	m.mask = uint64(len(m.shards) - 1)
+	for i := range m.shards {
+		m.shards[i].m = m
 	}
 	m.epoch = m.w.Now()
-	m.idle.L = &m.mu
+	m.idle.L = &m.evMu
 }
 
 // init configures a zero Map as New with no options would, on its first
@@ -142,8 +159,8 @@ func (m *Map[K, V]) init() {
 }
 
 func (m *Map[K, V]) initSlow() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.initMu.Lock()
+	defer m.initMu.Unlock()
 	if !m.ready.Load() {
 		m.configure(config{granularity: DefaultGranularity})
 		m.ready.Store(true)
@@ -212,8 +229,8 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // ttl, if ttl is not positive; ErrClosed if the map is closed; and one
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
 // closed. Nothing is stored then. In a full map, a new key first evicts
-// the entry closest to expiry. The complexity is O(1), plus O(log B) with
-// a capacity when it opens or closes a bucket.
+// the entry closest to expiry. Set locks k's shard only. The complexity
+// is O(1), plus O(log B) with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.init()
 	if ttl <= 0 {
@@ -223,91 +240,152 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
-	m.setLocked(k, v, ttl, addSat(now, int64(ttl)), now)
-	kick := m.kickLocked()
-	m.mu.Unlock()
+	s.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
 	m.deliver(kick)
 	return nil
 }
 
-// setLocked stores v under k with the given deadline.
-func (m *Map[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
-	e, ok := m.items[k]
-	if ok && e.deadline <= now {
-		m.removeLocked(e, Expired) // it had left already; only its timer had not run
-		ok = false
-	}
-	if ok {
-		old := e.val
-		e.val, e.ttl = v, ttl
-		m.moveLocked(e, deadline, now)
-		m.queueLocked(k, old, Replaced)
-		return
-	}
-	if m.capacity > 0 && len(m.items) >= m.capacity {
-		m.evictOneLocked(now)
-	}
-	e = &entry[K, V]{key: k, val: v, ttl: ttl}
-	m.items[k] = e
-	m.linkLocked(e, deadline, now)
-}
-
 // Get returns the value stored under k and true, or the zero V and false
-// if k has none or its deadline has passed. The complexity is O(1).
+// if k has none or its deadline has passed. With [WithSliding], a Get
+// that finds the entry renews it, as Touch does, unless the renewal would
+// move its deadline by less than the sliding tolerance. It takes k's
+// shard's read lock: Gets of keys in different shards write no common
+// cache line. The complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
+	return m.get(k)
+}
+
+// get is Get after the checks.
+func (m *Map[K, V]) get(k K) (V, bool) {
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.RLock()
-	e, ok := m.items[k]
-	if ok && e.deadline > now {
-		v := e.val
-		m.mu.RUnlock()
-		m.hits.Add(1)
-		return v, true
+	s.mu.RLock()
+	e, ok := s.items[k]
+	if ok {
+		if d := e.deadline.Load(); d > now {
+			v := e.val
+			if m.sliding {
+				m.slideRLocked(e, d, now)
+			}
+			s.mu.RUnlock()
+			s.hits.Add(1)
+			return v, true
+		}
 	}
-	m.mu.RUnlock()
-	m.misses.Add(1)
+	s.mu.RUnlock()
+	s.misses.Add(1)
 	var zero V
 	return zero, false
 }
 
+// slideRLocked renews e, read at deadline d, for a sliding Get: lazily,
+// as Touch does, and only if that moves the deadline by more than the
+// tolerance, min(ttl/16, granularity), so that the reads of a hot key
+// write nothing most of the time. It is called with the shard's read lock.
+func (m *Map[K, V]) slideRLocked(e *entry[K, V], d, now int64) {
+	next := ticks.Add(now, int64(e.ttl))
+	if next-d <= min(int64(e.ttl)>>4, m.gran) || m.dueFor(next) < e.b.due {
+		return
+	}
+	e.deadline.Store(next)
+}
+
 // TTL returns the time k has left to live and true, or 0 and false if k
-// has no live entry. The complexity is O(1).
+// has no live entry. For an entry set with [NoTTL] it returns the time
+// left to the end of time, NoTTL less the map's age. The complexity is O(1).
 func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	m.init()
 	m.checkKey("TTL", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if e, ok := m.items[k]; ok && e.deadline > now {
-		return time.Duration(e.deadline - now), true
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok := s.items[k]; ok {
+		if left := e.deadline.Load() - now; left > 0 {
+			return time.Duration(left), true
+		}
 	}
 	return 0, false
 }
 
 // Touch renews k's entry without rewriting it: its deadline becomes now
 // plus the ttl it was Set with, saturated at the end of time. It returns
-// false if k has no live entry. The complexity is O(1), plus O(log B)
-// with a capacity when it opens or closes a bucket.
+// false if k has no live entry.
+//
+// Touch is lazy, as the scheduler's Reset is: it records the later
+// deadline, under k's shard's read lock, and leaves the entry in its
+// bucket; when that bucket comes due, it files the entry again in the
+// bucket of its deadline instead of evicting it. Readers check the
+// deadline itself, so they see the renewal at once, and the entry still
+// leaves within one granularity plus a tick of its deadline. Touches of
+// different keys run in parallel, and a renewed entry costs the map
+// nothing until its old bucket fires (and then O(1)). The complexity is
+// O(1).
 func (m *Map[K, V]) Touch(k K) bool {
 	m.init()
 	m.checkKey("Touch", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	e, ok := m.items[k]
-	ok = ok && e.deadline > now
-	if ok {
-		m.moveLocked(e, addSat(now, int64(e.ttl)), now)
+	s.mu.RLock()
+	e, ok := s.items[k]
+	if !ok || e.deadline.Load() <= now {
+		s.mu.RUnlock()
+		return false
 	}
-	m.mu.Unlock()
+	deadline := ticks.Add(now, int64(e.ttl))
+	if m.dueFor(deadline) >= e.b.due {
+		e.deadline.Store(deadline) // the lazy path: the bucket re-files it
+		s.mu.RUnlock()
+		return true
+	}
+	s.mu.RUnlock()
+	// The deadline moves earlier than its bucket, which only a clock that
+	// goes back can do: move the entry, under the write lock.
+	s.mu.Lock()
+	e, ok = s.items[k]
+	ok = ok && e.deadline.Load() > now
+	if ok {
+		s.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
+	}
+	s.mu.Unlock()
 	return ok
+}
+
+// SetTTL gives k's live entry a new time to live, without rewriting its
+// value: its deadline becomes now plus ttl, and Touch renews it by ttl
+// from then on. It returns false if k has no live entry; and false and an
+// error wrapping ErrTTL, repeating ttl, if ttl is not positive. A later
+// deadline is recorded lazily, as Touch does; an earlier one moves the
+// entry to its bucket. The complexity is O(1), plus O(log B) with a
+// capacity when it opens or closes a bucket.
+func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
+	m.init()
+	if ttl <= 0 {
+		return false, fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	m.checkKey("SetTTL", k)
+	s := m.shardFor(k)
+	now := m.now()
+	s.mu.Lock()
+	e, ok := s.items[k]
+	ok = ok && e.deadline.Load() > now
+	if ok {
+		e.ttl = ttl
+		s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
+	}
+	s.mu.Unlock()
+	return ok, nil
 }
 
 // Delete removes k's entry and reports whether it had a live one. The
@@ -317,62 +395,53 @@ func (m *Map[K, V]) Touch(k K) bool {
 func (m *Map[K, V]) Delete(k K) bool {
 	m.init()
 	m.checkKey("Delete", k)
+	s := m.shardFor(k)
 	now := m.now()
-	m.mu.Lock()
-	e, ok := m.items[k]
-	live := ok && e.deadline > now
+	s.mu.Lock()
+	e, ok := s.items[k]
+	live := ok && e.deadline.Load() > now
 	if ok {
 		why := Deleted
 		if !live {
 			why = Expired
 		}
-		m.removeLocked(e, why)
+		s.removeLocked(e, why)
 	}
-	kick := m.kickLocked()
-	m.mu.Unlock()
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
 	m.deliver(kick)
 	return live
 }
 
 // Len returns the number of entries in the map. It counts entries past
 // their deadline whose bucket has not fired yet (at most one granularity
-// plus one tick past it), which Get no longer returns. The complexity is
-// O(1).
+// plus one tick past it), which Get no longer returns. It reads each
+// shard in turn, so under concurrent Sets and Deletes it is a count some
+// moment of the call could have seen shard by shard, not one instant.
+// The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Len() int {
 	m.init()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.items)
+	n := 0
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.RLock()
+		n += len(s.items)
+		s.mu.RUnlock()
+	}
+	return n
 }
 
 // All returns an iterator over the live entries as they are at the call:
-// it copies them, so the loop may use the map freely. Entries come in
-// bucket order, that is in deadline order to within the granularity, and
-// within one bucket in the order they entered it: a Set or Touch that
-// moves an entry's deadline to another bucket puts it last in that one,
-// but one that leaves the deadline in the same bucket leaves the entry
-// where it was. The complexity is O(n + B log B) in time and O(n) in
-// memory.
+// it copies them, with every shard read-locked at once, so the loop may
+// use the map freely. Entries come in deadline order; entries with the
+// same deadline come in no set order. The complexity is O(n log n) in
+// time and O(n) in memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
 	m.init()
 	return func(yield func(K, V) bool) {
-		type kv struct {
-			k K
-			v V
-		}
-		now := m.now()
-		m.mu.RLock()
-		live := make([]kv, 0, len(m.items))
-		for _, b := range m.sortedBucketsLocked() {
-			for e := b.head; e != nil; e = e.next {
-				if e.deadline > now {
-					live = append(live, kv{e.key, e.val})
-				}
-			}
-		}
-		m.mu.RUnlock()
-		for _, p := range live {
-			if !yield(p.k, p.v) {
+		recs, _ := m.records(false)
+		for _, r := range recs {
+			if !yield(r.Key, r.Value) {
 				return
 			}
 		}
@@ -391,11 +460,11 @@ func (m *Map[K, V]) Flush() {
 	if inCallback() {
 		panic("expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks")
 	}
-	m.mu.Lock()
+	m.evMu.Lock()
 	for m.delivering {
 		m.idle.Wait()
 	}
-	m.mu.Unlock()
+	m.evMu.Unlock()
 }
 
 // Close stops the map: its wheel timers are stopped, its entries are
@@ -408,63 +477,36 @@ func (m *Map[K, V]) Flush() {
 // any other, Close does not wait, since it could wait for itself: it
 // closes the map and returns at once. The callbacks queued before it are
 // still delivered; if the caller is one of this map's, after it returns.
-// The complexity is O(n + B), plus the depth of the caller's stack, which
-// Close reads while callbacks are being delivered.
+// The complexity is O(n + B + S), plus the depth of the caller's stack,
+// which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
 	m.init()
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	if !m.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
-	m.closed = true
-	for _, b := range m.buckets {
-		b.dead = true
-		b.t.Stop()
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.Lock()
+		s.closeLocked()
+		s.mu.Unlock()
 	}
-	clear(m.buckets)
-	clear(m.items)
-	m.order, m.last = nil, nil
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
 	if m.delivering && inCallback() {
-		m.mu.Unlock()
 		return nil
 	}
 	for m.delivering {
 		m.idle.Wait()
 	}
-	m.mu.Unlock()
 	return nil
 }
 
-// removeLocked takes e out of the map and queues its callback.
-func (m *Map[K, V]) removeLocked(e *entry[K, V], why Reason) {
-	delete(m.items, e.key)
-	m.unlinkLocked(e)
-	m.queueLocked(e.key, e.val, why)
-}
-
-// evictOneLocked makes room in a full map: it evicts the first entry of
-// the earliest bucket.
-func (m *Map[K, V]) evictOneLocked(now int64) {
-	if len(m.order) == 0 {
-		return
+// logPanic is the panic handler unless WithPanicHandler sets one: it logs
+// v and the stack at level Error to the map's logger.
+func (m *Map[K, V]) logPanic(v any) {
+	logger := m.logger
+	if logger == nil {
+		logger = slog.Default()
 	}
-	e := m.order[0].head
-	why := Capacity
-	if e.deadline <= now {
-		why = Expired
-	}
-	m.removeLocked(e, why)
-}
-
-// addSat returns a+b for b > 0, saturated at the end of time.
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
-func logPanic(v any) {
-	log.Printf("expiry: eviction callback panicked: %v\n%s", v, debug.Stack())
+	logger.Error("expiry: eviction callback panicked", "panic", v, "stack", string(debug.Stack()))
 }

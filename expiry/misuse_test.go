@@ -2,6 +2,7 @@ package expiry
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -71,14 +72,20 @@ func runMisuses(t *testing.T, cases []misuse) {
 	}
 }
 
-// lockFree fails t if m's lock is held: a panic inside the map must not
-// leave it locked, or every later call would hang.
+// lockFree fails t if one of m's locks is held: a panic inside the map
+// must not leave it locked, or every later call would hang.
 func lockFree[K comparable, V any](t *testing.T, m *Map[K, V]) {
 	t.Helper()
-	if !m.mu.TryLock() {
-		t.Fatal("the map's lock is held after the call: every later call hangs")
+	for i := range m.shards {
+		if !m.shards[i].mu.TryLock() {
+			t.Fatalf("the lock of shard %d is held after the call: every later call hangs", i)
+		}
+		m.shards[i].mu.Unlock()
 	}
-	m.mu.Unlock()
+	if !m.evMu.TryLock() {
+		t.Fatal("the callbacks' lock is held after the call: every later call hangs")
+	}
+	m.evMu.Unlock()
 }
 
 // TestZeroMap: the zero Map, declared or made by new, is an empty map as
@@ -89,6 +96,16 @@ func TestZeroMap(t *testing.T) {
 		"Get":   func(m *Map[string, int]) error { return wantMissing(m.Get("k")) },
 		"TTL":   func(m *Map[string, int]) error { return wantMissing(m.TTL("k")) },
 		"Touch": func(m *Map[string, int]) error { return wantFalse("Touch", m.Touch("k")) },
+		"SetTTL": func(m *Map[string, int]) error {
+			ok, err := m.SetTTL("k", time.Hour)
+			return errors.Join(err, wantFalse("SetTTL", ok))
+		},
+		"GetOrLoad": func(m *Map[string, int]) error {
+			v, err := m.GetOrLoad(context.Background(), "k", func(context.Context, string) (int, time.Duration, error) {
+				return 1, time.Hour, nil
+			})
+			return errors.Join(err, wantInt("GetOrLoad", v, 1))
+		},
 		"Delete": func(m *Map[string, int]) error {
 			return wantFalse("Delete", m.Delete("k"))
 		},
@@ -292,6 +309,73 @@ func TestMisuseArguments(t *testing.T) {
 			run:   func(t *testing.T) error { WithPanicHandler(nil); return nil },
 			panic: "expiry: WithPanicHandler: nil handler",
 		},
+		{
+			name:  "WithLogger(nil)",
+			run:   func(t *testing.T) error { WithLogger(nil); return nil },
+			panic: "expiry: WithLogger: nil logger",
+		},
+		{
+			name: "GetOrLoad(nil loader)",
+			run: func(t *testing.T) error {
+				_, err := newFixture(t).m.GetOrLoad(context.Background(), "k", nil)
+				return err
+			},
+			panic: "expiry: GetOrLoad called with a nil loader",
+		},
+		{
+			name: "GetOrLoad(nil context)",
+			run: func(t *testing.T) error {
+				var ctx context.Context // nil: the misuse under test
+				_, err := newFixture(t).m.GetOrLoad(ctx, "k", constLoader(1, time.Hour, nil))
+				return err
+			},
+			panic: "expiry: GetOrLoad called with a nil context",
+		},
+		{name: "loader ttl 0", run: loadTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s from the loader of key k"},
+		{name: "loader ttl -1s", run: loadTTL(-time.Second), is: ErrTTL, err: "expiry: non-positive ttl -1s from the loader of key k"},
+		{name: "loader ttl MinInt64", run: loadTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s from the loader of key k"},
+		{
+			name: "GetOrLoad of its own key from the loader",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				var self Loader[string, int]
+				self = func(ctx context.Context, k string) (int, time.Duration, error) {
+					v, err := f.m.GetOrLoad(ctx, k, self)
+					return v, time.Hour, err
+				}
+				defer lockFree(t, f.m)
+				_, err := f.m.GetOrLoad(context.Background(), "k", self)
+				return err
+			},
+			panic: "expiry: GetOrLoad of key k called from a loader that the load of that key waits for, which would wait for itself",
+		},
+		{
+			name: "GetOrLoad cycle a -> b -> a through the loaders' contexts",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				var next Loader[string, int]
+				next = func(ctx context.Context, k string) (int, time.Duration, error) {
+					other := map[string]string{"a": "b", "b": "a"}[k]
+					v, err := f.m.GetOrLoad(ctx, other, next)
+					return v, time.Hour, err
+				}
+				_, err := f.m.GetOrLoad(context.Background(), "a", next)
+				return err
+			},
+			panic: "expiry: GetOrLoad of key a called from a loader that the load of that key waits for, which would wait for itself",
+		},
+		{name: "SetTTL ttl 0", run: setTTLOf(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
+		{name: "SetTTL ttl -1ns", run: setTTLOf(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
+		{name: "WithSliding on a NoTTL entry", run: func(t *testing.T) error {
+			f := newFixture(t, WithSliding())
+			f.set("k", 1, NoTTL)
+			f.advanceTo(1000 * time.Hour)
+			f.wantGet("k", 1, true)
+			if ttl, _ := f.m.TTL("k"); ttl != NoTTL-1000*time.Hour {
+				return fmt.Errorf("TTL after a sliding read = %v", ttl)
+			}
+			return nil
+		}},
 		{name: "Set ttl 0", run: setTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
 		{name: "Set ttl -1ns", run: setTTL(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
 		{name: "Set ttl MinInt64", run: setTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s"},
@@ -369,11 +453,43 @@ func TestMisuseArguments(t *testing.T) {
 				f.advanceTo(2 * time.Second)
 				f.wantGet("k", 0, false) // readers check the deadline itself
 				f.wantGet("j", 1, true)
-				f.wantEvicted() // one bucket, at the end of time, as asked
-				return wantInt("Buckets", f.m.Stats().Buckets, 1)
+				f.wantEvicted() // one bucket per shard, at the end of time, as asked
+				return wantInt("Buckets", f.m.Stats().Buckets, f.shardsOf("k", "j"))
 			},
 		},
 	})
+}
+
+// constLoader returns a loader that returns v, ttl and err.
+func constLoader(v int, ttl time.Duration, err error) Loader[string, int] {
+	return func(context.Context, string) (int, time.Duration, error) { return v, ttl, err }
+}
+
+// loadTTL returns a misuse run of a loader returning ttl: nothing may be
+// stored, and the error must come back.
+func loadTTL(ttl time.Duration) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		f := newFixture(t)
+		v, err := f.m.GetOrLoad(context.Background(), "k", constLoader(1, ttl, nil))
+		if v != 0 || f.m.Len() != 0 {
+			t.Errorf("a loader's ttl %v gave %d and stored %d entries", ttl, v, f.m.Len())
+		}
+		return err
+	}
+}
+
+// setTTLOf returns a misuse run of SetTTL(k, ttl) on a live k: its ttl
+// and deadline must stay as they were.
+func setTTLOf(ttl time.Duration) func(t *testing.T) error {
+	return func(t *testing.T) error {
+		f := newFixture(t)
+		f.set("k", 1, time.Hour)
+		ok, err := f.m.SetTTL("k", ttl)
+		if left, _ := f.m.TTL("k"); ok || left != time.Hour {
+			t.Errorf("SetTTL(k, %v) = %v and left %v", ttl, ok, left)
+		}
+		return err
+	}
 }
 
 func setTTL(ttl time.Duration) func(t *testing.T) error {
@@ -420,6 +536,22 @@ func TestMisuseAfterClose(t *testing.T) {
 	runMisuses(t, []misuse{
 		{name: "Close twice", run: func(t *testing.T) error { return closed(t).m.Close() }, is: ErrClosed, err: "expiry: map closed"},
 		{name: "Set after Close", run: func(t *testing.T) error { return closed(t).m.Set("j", 1, time.Hour) }, is: ErrClosed, err: "expiry: map closed"},
+		{
+			name: "GetOrLoad after Close",
+			run: func(t *testing.T) error {
+				_, err := closed(t).m.GetOrLoad(context.Background(), "j", constLoader(1, time.Hour, nil))
+				return err
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed",
+		},
+		{
+			name: "SetTTL after Close",
+			run: func(t *testing.T) error {
+				ok, err := closed(t).m.SetTTL("k", time.Hour)
+				return errors.Join(err, wantFalse("SetTTL", ok))
+			},
+		},
 		{
 			name: "Restore after Close",
 			run: func(t *testing.T) error {
@@ -516,14 +648,15 @@ func fromCallback(t *testing.T, inline bool, f func(m *Map[string, int]) error) 
 		}
 		m = New[string, int](opts...)
 		defer m.Close()
+		b := keyBeside(m, "a", "b") // in a's bucket, so queued with it
 		m.Set("a", 1, time.Second)
-		m.Set("b", 2, time.Second)
+		m.Set(b, 2, time.Second)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if !returned && len(panicked) == 0 {
 			t.Fatal("the call from the eviction callback never returned")
 		}
-		if want := []string{"a expired", "b expired"}; len(got) < 2 || !slices.Equal(got[:2], want) {
+		if want := []string{"a expired", b + " expired"}; len(got) < 2 || !slices.Equal(got[:2], want) {
 			t.Errorf("callbacks %v, want %v first", got, want)
 		}
 	})
@@ -531,6 +664,21 @@ func fromCallback(t *testing.T, inline bool, f func(m *Map[string, int]) error) 
 		panic(panicked[0])
 	}
 	return err
+}
+
+// keyBeside returns the first of prefix, prefix1, prefix2, … that falls
+// in the shard of k, and so in the bucket of k for the same deadline.
+func keyBeside(m *Map[string, int], k, prefix string) string {
+	m.init()
+	for i := 0; ; i++ {
+		c := prefix
+		if i > 0 {
+			c = fmt.Sprint(prefix, i)
+		}
+		if m.shardFor(c) == m.shardFor(k) {
+			return c
+		}
+	}
 }
 
 // TestMisuseReentrant: calls from inside an eviction callback, of the
@@ -598,6 +746,16 @@ func TestMisuseReentrant(t *testing.T) {
 						var buf bytes.Buffer
 						return errors.Join(m.Set("c", 1, time.Hour), m.Snapshot(&buf), m.Restore(&buf),
 							wantFalse("Delete", m.Delete("nope")))
+					})
+				},
+			},
+			misuse{
+				name: "GetOrLoad and SetTTL from its callback, " + mode,
+				run: func(t *testing.T) error {
+					return fromCallback(t, inline, func(m *Map[string, int]) error {
+						v, err := m.GetOrLoad(context.Background(), "c", constLoader(5, time.Hour, nil))
+						ok, err2 := m.SetTTL("c", time.Minute)
+						return errors.Join(err, err2, wantInt("GetOrLoad", v, 5), wantInt("SetTTL ok", map[bool]int{true: 1}[ok], 1))
 					})
 				},
 			},

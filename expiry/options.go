@@ -2,6 +2,7 @@ package expiry
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -17,7 +18,9 @@ type config struct {
 	capacity     int
 	onEvict      any // func(K, V, Reason); checked by New
 	inline       bool
+	sliding      bool
 	panicHandler func(any)
+	logger       *slog.Logger
 }
 
 // DefaultGranularity is the span of an expiry bucket unless
@@ -83,8 +86,8 @@ func WithInlineCallbacks() Option {
 }
 
 // WithPanicHandler sets what is called with the value of a panicking
-// eviction callback, after it is recovered (default: the standard logger
-// prints it with a stack trace). Delivery goes on with the next callback.
+// eviction callback, after it is recovered (default: the map's logger,
+// [WithLogger], records it with a stack trace). Delivery goes on with the next callback.
 // A handler that panics itself (say, to fail a test at the caller, with
 // WithInlineCallbacks) ends that delivery with its panic, and the map goes
 // on working: the callbacks not yet delivered come first in the next
@@ -96,4 +99,27 @@ func WithPanicHandler(h func(any)) Option {
 		panic("expiry: WithPanicHandler: nil handler")
 	}
 	return func(c *config) { c.panicHandler = h }
+}
+
+// WithLogger sets where the map logs what it cannot return to a caller:
+// today only a panicking eviction callback, when no [WithPanicHandler] is
+// set, logged at level Error with its value and stack. Without it the map
+// logs to [slog.Default], read at the time of logging, so that a program's
+// slog.SetDefault applies. WithLogger panics if l is nil.
+func WithLogger(l *slog.Logger) Option {
+	if l == nil {
+		panic("expiry: WithLogger: nil logger")
+	}
+	return func(c *config) { c.logger = l }
+}
+
+// WithSliding makes the expiry sliding: a Get (or GetOrLoad) that finds an
+// entry renews it as Touch does, so that an entry leaves a ttl after its
+// last read or write instead of its last write. A read renews lazily, under
+// the shard's read lock, and writes nothing when the renewal would move the
+// deadline by no more than min(ttl/16, granularity): the reads of a hot key
+// cost no write, and an entry read continually lives at least its ttl less
+// that tolerance after each read. TTL and All do not renew.
+func WithSliding() Option {
+	return func(c *config) { c.sliding = true }
 }

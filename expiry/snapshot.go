@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/internal/snapshot"
+	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // ErrCorrupt is returned, wrapped with what was wrong, by Restore for input
@@ -89,9 +90,16 @@ func (m *Map[K, V]) Snapshot(w io.Writer) error {
 		panic("expiry: Snapshot called with a nil io.Writer")
 	}
 	m.init()
-	recs, err := m.records()
+	recs, err := m.records(true)
 	if err != nil {
 		return err
+	}
+	for i := range recs {
+		at := int64(farDeadline)
+		if t := m.epoch.Add(time.Duration(recs[i].Deadline)); t.Before(farWall) {
+			at = t.UnixNano()
+		}
+		recs[i].Deadline = at
 	}
 	if err := checkRecords(recs); err != nil {
 		return err
@@ -118,30 +126,6 @@ func (m *Map[K, V]) Snapshot(w io.Writer) error {
 		return fmt.Errorf("expiry: Snapshot: %w", err)
 	}
 	return nil
-}
-
-// records copies the live entries for a snapshot; it returns ErrClosed
-// on a closed map.
-func (m *Map[K, V]) records() ([]snapEntry[K, V], error) {
-	now := m.now()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	recs := make([]snapEntry[K, V], 0, len(m.items))
-	for _, b := range m.sortedBucketsLocked() {
-		for e := b.head; e != nil; e = e.next {
-			if e.deadline > now {
-				at := int64(farDeadline)
-				if t := m.epoch.Add(time.Duration(e.deadline)); t.Before(farWall) {
-					at = t.UnixNano()
-				}
-				recs = append(recs, snapEntry[K, V]{e.key, e.val, at, int64(e.ttl)})
-			}
-		}
-	}
-	return recs, nil
 }
 
 // Restore reads a snapshot written by Snapshot and sets its entries, each
@@ -177,25 +161,28 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 	}
 	now := m.now()
 	nowWall := m.epoch.Add(time.Duration(now))
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	m.lockAll()
+	if m.shards[0].closed {
+		m.unlockAll()
 		return ErrClosed
 	}
+	kick := false
 	for _, rec := range recs {
-		deadline := int64(math.MaxInt64) // as addSat saturates
+		s := m.shardFor(rec.Key)
+		deadline := int64(math.MaxInt64) // as ticks.Add saturates
 		if rec.Deadline != farDeadline {
 			left := time.Unix(0, rec.Deadline).Sub(nowWall)
 			if left <= 0 {
-				m.queueLocked(rec.Key, rec.Value, Expired)
+				s.queueLocked(rec.Key, rec.Value, Expired)
+				kick = s.takeQueuedLocked() || kick
 				continue
 			}
-			deadline = addSat(now, int64(left))
+			deadline = ticks.Add(now, int64(left))
 		}
-		m.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), deadline, now)
+		s.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), deadline, now)
+		kick = s.takeQueuedLocked() || kick
 	}
-	kick := m.kickLocked()
-	m.mu.Unlock()
+	m.unlockAll()
 	m.deliver(kick)
 	return nil
 }

@@ -28,20 +28,24 @@ type Stats struct {
 	Backlog int
 }
 
-// Stats returns what the map holds and has done. The complexity is O(1).
+// Stats returns what the map holds and has done. It reads each shard in
+// turn (see Len). The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Stats() Stats {
 	m.init()
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return Stats{
-		Entries:  len(m.items),
-		Buckets:  len(m.buckets),
-		Hits:     m.hits.Load(),
-		Misses:   m.misses.Load(),
-		Expired:  m.left[Expired],
-		Deleted:  m.left[Deleted],
-		Replaced: m.left[Replaced],
-		Capacity: m.left[Capacity],
-		Backlog:  int(m.backlog.Load()),
+	var st Stats
+	for i := range m.shards {
+		s := &m.shards[i]
+		s.mu.RLock()
+		st.Entries += len(s.items)
+		st.Buckets += len(s.buckets)
+		st.Expired += s.left[Expired]
+		st.Deleted += s.left[Deleted]
+		st.Replaced += s.left[Replaced]
+		st.Capacity += s.left[Capacity]
+		s.mu.RUnlock()
+		st.Hits += s.hits.Load()
+		st.Misses += s.misses.Load()
 	}
+	st.Backlog = int(m.backlog.Load())
+	return st
 }

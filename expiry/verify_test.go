@@ -2,61 +2,81 @@ package expiry
 
 import "fmt"
 
-// verify checks every invariant of the map's structure: each entry is in
-// the bucket of its deadline, once, and in items; the lists are well
-// linked and their counts right; the heap is a heap of exactly the live
-// buckets; the capacity holds.
+// verify checks every invariant of the map's structure, with every shard
+// locked: each entry is in the shard of its key, in the bucket of its
+// deadline, once, and in items; the lists are well linked and their
+// counts right; the heap is a heap of exactly the live buckets; the
+// capacity holds, and a map with a capacity has one shard.
 func (m *Map[K, V]) verify() error {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.lockAll()
+	defer m.unlockAll()
 	total := 0
-	for due, b := range m.buckets {
-		if b.due != due || b.dead || b.n == 0 {
-			return fmt.Errorf("bucket %d: due %d dead %v n %d", due, b.due, b.dead, b.n)
+	for i := range m.shards {
+		s := &m.shards[i]
+		n, err := s.verifyLocked()
+		if err != nil {
+			return fmt.Errorf("shard %d: %w", i, err)
+		}
+		for k := range s.items {
+			if m.shardFor(k) != s {
+				return fmt.Errorf("shard %d: key %v belongs in another shard", i, k)
+			}
+		}
+		total += n
+	}
+	if m.capacity > 0 && (len(m.shards) != 1 || total > m.capacity) {
+		return fmt.Errorf("%d entries in %d shards, capacity %d", total, len(m.shards), m.capacity)
+	}
+	return nil
+}
+
+// verifyLocked checks one shard and returns its number of entries.
+func (s *shard[K, V]) verifyLocked() (int, error) {
+	total := 0
+	for due, b := range s.buckets {
+		if b.due != due || b.dead || b.n == 0 || b.s != s {
+			return 0, fmt.Errorf("bucket %d: due %d dead %v n %d", due, b.due, b.dead, b.n)
 		}
 		n := 0
 		var prev *entry[K, V]
 		for e := b.head; e != nil; e = e.next {
 			switch {
 			case e.b != b:
-				return fmt.Errorf("entry %v: in bucket %d, points to %p", e.key, due, e.b)
+				return 0, fmt.Errorf("entry %v: in bucket %d, points to %p", e.key, due, e.b)
 			case e.prev != prev:
-				return fmt.Errorf("entry %v: bad prev link", e.key)
-			case m.dueFor(e.deadline) != due:
-				return fmt.Errorf("entry %v: deadline %d in bucket %d", e.key, e.deadline, due)
-			case m.items[e.key] != e:
-				return fmt.Errorf("entry %v: not in items", e.key)
+				return 0, fmt.Errorf("entry %v: bad prev link", e.key)
+			case s.m.dueFor(e.deadline.Load()) < due:
+				return 0, fmt.Errorf("entry %v: deadline %d in the later bucket %d", e.key, e.deadline.Load(), due)
+			case s.items[e.key] != e:
+				return 0, fmt.Errorf("entry %v: not in items", e.key)
 			}
 			prev = e
 			n++
 		}
 		if n != b.n || b.tail != prev {
-			return fmt.Errorf("bucket %d: %d entries, count %d, tail ok %v", due, n, b.n, b.tail == prev)
+			return 0, fmt.Errorf("bucket %d: %d entries, count %d, tail ok %v", due, n, b.n, b.tail == prev)
 		}
 		total += n
 	}
-	if total != len(m.items) {
-		return fmt.Errorf("%d entries in buckets, %d in items", total, len(m.items))
+	if total != len(s.items) {
+		return 0, fmt.Errorf("%d entries in buckets, %d in items", total, len(s.items))
 	}
-	if m.capacity == 0 {
-		if len(m.order) != 0 {
-			return fmt.Errorf("heap of %d buckets without a capacity", len(m.order))
+	if s.m.capacity == 0 {
+		if len(s.order) != 0 {
+			return 0, fmt.Errorf("heap of %d buckets without a capacity", len(s.order))
 		}
-		return nil
+		return total, nil
 	}
-	if len(m.items) > m.capacity {
-		return fmt.Errorf("%d entries, capacity %d", len(m.items), m.capacity)
+	if len(s.order) != len(s.buckets) {
+		return 0, fmt.Errorf("heap of %d buckets, %d live", len(s.order), len(s.buckets))
 	}
-	if len(m.order) != len(m.buckets) {
-		return fmt.Errorf("heap of %d buckets, %d live", len(m.order), len(m.buckets))
-	}
-	for i, b := range m.order {
-		if b.index != i || m.buckets[b.due] != b {
-			return fmt.Errorf("heap[%d]: index %d, live %v", i, b.index, m.buckets[b.due] == b)
+	for i, b := range s.order {
+		if b.index != i || s.buckets[b.due] != b {
+			return 0, fmt.Errorf("heap[%d]: index %d, live %v", i, b.index, s.buckets[b.due] == b)
 		}
-		if i > 0 && m.order[(i-1)/2].due > b.due {
-			return fmt.Errorf("heap[%d]: due %d below its parent's", i, b.due)
+		if i > 0 && s.order[(i-1)/2].due > b.due {
+			return 0, fmt.Errorf("heap[%d]: due %d below its parent's", i, b.due)
 		}
 	}
-	return nil
+	return total, nil
 }

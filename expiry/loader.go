@@ -1,0 +1,160 @@
+package expiry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/timewheel/timewheel/internal/ticks"
+)
+
+// A Loader makes the value of a key the map does not hold, and says how
+// long it may live: the ttl must be positive ([NoTTL] for a value that
+// never expires). An error is returned to the callers and not stored.
+type Loader[K comparable, V any] func(ctx context.Context, k K) (v V, ttl time.Duration, err error)
+
+// call is one run of a Loader, which the callers that ask for its key
+// while it runs wait for.
+type call[V any] struct {
+	done chan struct{} // closed when val and err are set
+	val  V
+	err  error
+}
+
+// loading is the chain of calls a context runs the loaders of, so that a
+// loader that asks, through its context, for a key it is loading, or one
+// whose loader waits for it, is refused instead of waiting for itself.
+type loading struct {
+	c    any // *call[V]
+	next *loading
+}
+
+type loadingKey struct{}
+
+// GetOrLoad returns the value stored under k, as Get does; on a miss it
+// calls load to make it, stores it with the ttl load returns, and returns
+// it. Concurrent callers that miss the same key share one call of a
+// loader: the first one runs its load, the others wait for it and get its
+// value and error; a caller whose ctx is done stops waiting with ctx.Err().
+// The loader runs on the first caller's goroutine with a context derived
+// from its ctx. An error from the loader, or a ttl that is not positive
+// (one wrapping [ErrTTL] naming the ttl and the key), is returned to
+// every caller that waited and stored nowhere: the next GetOrLoad calls
+// a loader again. If the key is Set while the loader runs, that value
+// wins and is returned. On a closed map GetOrLoad returns ErrClosed (with
+// the value, if a loader made one), and on a closed wheel an error
+// wrapping it and timewheel.ErrClosed.
+//
+// A loader may use the map, but it must not, through the context it is
+// given, ask for a key its own call (or a call it waits for) is loading:
+// that would wait for itself, so GetOrLoad panics. A loader that panics
+// panics its caller; the callers waiting for it get an error saying so.
+// GetOrLoad panics if ctx or load is nil. The complexity is O(1) plus the
+// loader; a hit costs what Get costs.
+func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, error) {
+	if ctx == nil {
+		panic("expiry: GetOrLoad called with a nil context")
+	}
+	if load == nil {
+		panic("expiry: GetOrLoad called with a nil loader")
+	}
+	m.init()
+	m.checkKey("GetOrLoad", k)
+	if v, ok := m.get(k); ok {
+		return v, nil
+	}
+	var zero V
+	s := m.shardFor(k)
+	now := m.now()
+	s.mu.Lock()
+	if e, ok := s.items[k]; ok && e.deadline.Load() > now {
+		v := e.val // set since the miss
+		s.mu.Unlock()
+		return v, nil
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return zero, ErrClosed
+	}
+	if c := s.loads[k]; c != nil {
+		s.mu.Unlock()
+		for l, _ := ctx.Value(loadingKey{}).(*loading); l != nil; l = l.next {
+			if l.c == any(c) {
+				panic(fmt.Sprintf("expiry: GetOrLoad of key %v called from a loader that the load of that key waits for, which would wait for itself", k))
+			}
+		}
+		select {
+		case <-c.done:
+			return c.val, c.err
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+	}
+	c := &call[V]{done: make(chan struct{})}
+	if s.loads == nil {
+		s.loads = make(map[K]*call[V])
+	}
+	s.loads[k] = c
+	s.mu.Unlock()
+	parent, _ := ctx.Value(loadingKey{}).(*loading)
+	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), s, k, c, load)
+}
+
+// runLoad runs load for c, stores what it made, and hands the result to
+// the callers waiting for c, even if load panics.
+func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, c *call[V], load Loader[K, V]) (v V, err error) {
+	finished := false
+	defer func() {
+		if !finished {
+			c.err = fmt.Errorf("expiry: GetOrLoad: the loader of key %v panicked", k)
+			m.endLoad(s, k, c)
+		}
+	}()
+	v, ttl, err := load(ctx, k)
+	finished = true
+	switch {
+	case err != nil:
+		v = *new(V)
+	case ttl <= 0:
+		v, err = *new(V), fmt.Errorf("%w %v from the loader of key %v", ErrTTL, ttl, k)
+	default:
+		v, err = m.storeLoaded(s, k, v, ttl)
+	}
+	c.val, c.err = v, err
+	m.endLoad(s, k, c)
+	return v, err
+}
+
+// storeLoaded stores v, made by a loader, under k for ttl, unless k was
+// Set meanwhile: then it returns the value set. It returns v and
+// ErrClosed if the map or its wheel is closed.
+func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, v V, ttl time.Duration) (V, error) {
+	if err := m.w.Err(); err != nil {
+		return v, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	now := m.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return v, ErrClosed
+	}
+	if e, ok := s.items[k]; ok && e.deadline.Load() > now {
+		v = e.val
+	} else {
+		s.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
+	}
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return v, nil
+}
+
+// endLoad forgets c, whose val and err are set, and wakes its waiters.
+func (m *Map[K, V]) endLoad(s *shard[K, V], k K, c *call[V]) {
+	s.mu.Lock()
+	if s.loads[k] == c {
+		delete(s.loads, k)
+	}
+	s.mu.Unlock()
+	close(c.done)
+}

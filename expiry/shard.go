@@ -1,0 +1,183 @@
+package expiry
+
+import (
+	"cmp"
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// shard is one stripe of a Map: the entries whose keys hash to it, their
+// buckets and its counters, under its own lock. Keys are spread over the
+// shards by a seeded hash, so that operations on different keys mostly
+// take different locks; the shards of a Map are padded apart, so that the
+// lock and counters a Get writes share no cache line with another shard's.
+type shard[K comparable, V any] struct {
+	mu           sync.RWMutex
+	hits, misses atomic.Uint64 // Get calls; on the line of mu, which a Get writes anyway
+
+	m       *Map[K, V]
+	items   map[K]*entry[K, V]      // guarded by mu; made by the first Set
+	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
+	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
+	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
+	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
+	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
+	queued  bool                    // guarded by mu; a callback was queued since takeQueuedLocked
+	closed  bool                    // guarded by mu
+
+	_ [128]byte // keeps the next shard's mu and counters off these lines
+}
+
+// maxShards bounds the number of shards of a Map.
+const maxShards = 256
+
+// shardCount returns the number of shards of a Map: one with a capacity,
+// since evicting the entry closest to expiry must see every deadline
+// under one lock; otherwise the power of two at or above 8×GOMAXPROCS,
+// so that two goroutines rarely want one lock, up to maxShards.
+func shardCount(capacity int) int {
+	if capacity > 0 {
+		return 1
+	}
+	n := 1
+	for n < 8*runtime.GOMAXPROCS(0) && n < maxShards {
+		n <<= 1
+	}
+	return n
+}
+
+// shardFor returns the shard of k.
+func (m *Map[K, V]) shardFor(k K) *shard[K, V] {
+	if m.mask == 0 {
+		return &m.shards[0]
+	}
+	return &m.shards[maphash.Comparable(m.seed, k)&m.mask]
+}
+
+// lockAll write-locks every shard, in order; unlockAll unlocks them. A
+// caller never holds one shard's lock while it asks for another's, except
+// through lockAll and rlockAll, which take them in one order.
+func (m *Map[K, V]) lockAll() {
+	for i := range m.shards {
+		m.shards[i].mu.Lock()
+	}
+}
+
+func (m *Map[K, V]) unlockAll() {
+	for i := range m.shards {
+		m.shards[i].mu.Unlock()
+	}
+}
+
+// setLocked stores v under k with the given deadline.
+func (s *shard[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
+	e, ok := s.items[k]
+	if ok && e.deadline.Load() <= now {
+		s.removeLocked(e, Expired) // it had left already; only its timer had not run
+		ok = false
+	}
+	if ok {
+		old := e.val
+		e.val, e.ttl = v, ttl
+		s.moveLocked(e, deadline, now)
+		s.queueLocked(k, old, Replaced)
+		return
+	}
+	if s.items == nil {
+		s.items = make(map[K]*entry[K, V])
+		s.buckets = make(map[int64]*bucket[K, V])
+	}
+	if c := s.m.capacity; c > 0 && len(s.items) >= c {
+		s.evictOneLocked(now)
+	}
+	e = &entry[K, V]{key: k, val: v, ttl: ttl}
+	s.items[k] = e
+	s.linkLocked(e, deadline, now)
+}
+
+// removeLocked takes e out of the map and queues its callback.
+func (s *shard[K, V]) removeLocked(e *entry[K, V], why Reason) {
+	delete(s.items, e.key)
+	s.unlinkLocked(e)
+	s.queueLocked(e.key, e.val, why)
+}
+
+// evictOneLocked makes room in a full map, which has one shard: it evicts
+// the first entry of the earliest bucket, after filing again in their own
+// buckets the entries a lazy Touch left before it.
+func (s *shard[K, V]) evictOneLocked(now int64) {
+	for len(s.order) > 0 {
+		b := s.order[0]
+		e := b.head
+		if d := e.deadline.Load(); s.m.dueFor(d) > b.due {
+			s.unlinkLocked(e)
+			s.linkLocked(e, d, now)
+			continue
+		}
+		why := Capacity
+		if e.deadline.Load() <= now {
+			why = Expired
+		}
+		s.removeLocked(e, why)
+		return
+	}
+}
+
+// takeQueuedLocked reports whether a callback was queued since its last
+// call, and forgets it: the caller, once it has unlocked, passes the
+// answer to m.deliver.
+func (s *shard[K, V]) takeQueuedLocked() bool {
+	q := s.queued
+	s.queued = false
+	return q
+}
+
+// closeLocked drops the shard's entries and stops its timers.
+func (s *shard[K, V]) closeLocked() {
+	s.closed = true
+	for _, b := range s.buckets {
+		b.dead = true
+		b.t.Stop()
+	}
+	clear(s.buckets)
+	clear(s.items)
+	s.order, s.last = nil, nil
+}
+
+// records copies the entries live at the wheel's now, in deadline order,
+// with every shard read-locked at once; with forSnapshot, it returns
+// ErrClosed on a closed map.
+func (m *Map[K, V]) records(forSnapshot bool) ([]snapEntry[K, V], error) {
+	now := m.now()
+	for i := range m.shards {
+		m.shards[i].mu.RLock()
+	}
+	defer func() {
+		for i := range m.shards {
+			m.shards[i].mu.RUnlock()
+		}
+	}()
+	if forSnapshot && m.shards[0].closed {
+		return nil, ErrClosed
+	}
+	n := 0
+	for i := range m.shards {
+		n += len(m.shards[i].items)
+	}
+	recs := make([]snapEntry[K, V], 0, n)
+	for i := range m.shards {
+		for _, b := range m.shards[i].sortedBucketsLocked() {
+			for e := b.head; e != nil; e = e.next {
+				if d := e.deadline.Load(); d > now {
+					recs = append(recs, snapEntry[K, V]{e.key, e.val, d, int64(e.ttl)})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b snapEntry[K, V]) int { return cmp.Compare(a.Deadline, b.Deadline) })
+	return recs, nil
+}
