@@ -202,11 +202,11 @@ func (w *Wheel) aheadSlot() (k, i int, ok bool) {
 func (w *Wheel) prepare(k, i, budget int) int {
 	l := w.levels[k]
 	s := &l.slots[i]
-	end := w.slotStart(k, i) + 1<<(k*levelBits)
+	last := w.slotStart(k, i) + (1<<(k*levelBits) - 1) // no overflow at the end of time
 	e, n := s.next, 0
 	for ; e != s && n < budget; n++ {
 		next := e.next
-		if when := e.load(); when < end {
+		if when := e.load(); when <= last {
 			w.attach(when>>levelBits, k, i).push(e, when)
 		} else {
 			l.minN[i] = 0 // it may have been counted at the slot's earliest

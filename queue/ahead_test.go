@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -269,6 +270,42 @@ func TestAheadNextWhileMoving(t *testing.T) {
 		wake, _ := w.NextWake()
 		if next != 5000 || wake > next || wake <= now {
 			t.Fatalf("at %d: Next = %d, NextWake = %d; want 5000 and a tick in (%d, 5000]", now, next, wake, now)
+		}
+	}
+}
+
+// TestAheadAtTheEndOfTime moves the last level-1 and level-2 slots of the
+// int64 range ahead, whose ends are past math.MaxInt64: the work ends
+// after a few wakes, and every timer fires at its tick.
+func TestAheadAtTheEndOfTime(t *testing.T) {
+	for _, from := range []int64{math.MaxInt64 - 8000, math.MaxInt64 - 100} {
+		w := queue.NewWheelAhead(1, 3)
+		w.Expire(from, func(*queue.Entry) {})
+		whens := []int64{math.MaxInt64 - 90, math.MaxInt64 - 3, math.MaxInt64, math.MaxInt64}
+		for _, when := range whens {
+			w.Schedule(when)
+		}
+		fired, empty := 0, 0
+		for next, ok := w.NextWake(); ok; next, ok = w.NextWake() {
+			if w.Expire(next, func(e *queue.Entry) {
+				if want := whens[fired]; next != want {
+					t.Fatalf("from %d: timer %d due at %d fired at %d", from, fired, want, next)
+				}
+				fired++
+			}) == 0 {
+				if empty++; empty > 4 {
+					t.Fatalf("from %d: woke %d times with nothing due; the work ahead never ends", from, empty)
+				}
+			}
+			if err := w.Verify(); err != nil {
+				t.Fatalf("from %d: %v", from, err)
+			}
+			if next == math.MaxInt64 {
+				break
+			}
+		}
+		if fired != len(whens) {
+			t.Fatalf("from %d: fired %d of %d", from, fired, len(whens))
 		}
 	}
 }

@@ -5,6 +5,6 @@ package queue
 // ahead.go), so that tests reach that work with few timers.
 func NewWheelAhead(big int32, slice int) *Wheel {
 	w := NewWheel()
-	w.big, w.slice = big, slice
+	w.bigAt, w.slice = big, slice
 	return w
 }

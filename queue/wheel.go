@@ -109,7 +109,7 @@ type Wheel struct {
 	now    int64             // current tick; every entry in a slot is due after it
 	n      int               // pending entries
 	ahead  int64             // tick of the next work ahead (see ahead.go), or MaxInt64
-	big    int32             // a slot this many timers were filed in since it was empty is moved ahead
+	bigAt  int32             // a slot this many timers were filed in since it was empty is moved ahead
 	slice  int               // timers moved ahead per Expire call, at most
 	due    Entry             // sentinel: entries due at or before now, in order
 	firing Entry             // sentinel: entries Expire has taken and is firing
@@ -150,7 +150,8 @@ type level struct {
 	minN [levelSlots]int32
 
 	// Above level 0: timers filed in each slot since its list was last
-	// empty (never decremented), the slots where that reached aheadMin,
+	// empty (never decremented, and not past Wheel.bigAt), the slots where
+	// that reached Wheel.bigAt,
 	// and the slots with chunks attached (see ahead.go). A slot is
 	// occupied if its list is not empty or it has chunks.
 	adds    [levelSlots]int32
@@ -175,7 +176,7 @@ func (w *Wheel) ready() {
 
 // init links the list sentinels and allocates the levels.
 func (w *Wheel) init() {
-	w.ahead, w.big, w.slice = math.MaxInt64, aheadMin, aheadSlice
+	w.ahead, w.bigAt, w.slice = math.MaxInt64, aheadMin, aheadSlice
 	w.due.initList(dueCode)
 	w.firing.initList(dueCode)
 	for k := range w.levels {
@@ -237,8 +238,8 @@ func (w *Wheel) place(e *Entry, when int64) {
 			l.minN[i]++
 		}
 	}
-	if k > 0 {
-		if l.adds[i]++; l.adds[i] == w.big {
+	if k > 0 && l.adds[i] < w.bigAt {
+		if l.adds[i]++; l.adds[i] == w.bigAt {
 			l.big |= 1 << i
 			w.wantAhead(k, i)
 		}
