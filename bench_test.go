@@ -3,6 +3,7 @@ package timewheel_test
 import (
 	"flag"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -195,7 +196,11 @@ func engineRefresh(b *testing.B, n int) {
 // with a trivial callback, started lead ahead of the window (2 s, 10 s or
 // 5 min: a timeout set in a wave) from one goroutine or from many (each a
 // slice of the timers, so that they spread over the wheel's shards). It
-// reports how late the last callback ran after the window closed, the
+// reports how late the last callback ran after the window closed (a start
+// descheduled between reading the clock for its duration and making the
+// timer asks for a deadline up to that long past the window, which counts
+// here as lateness: ms-asked-past bounds how far past the window any
+// start may have asked, from a clock reading after each start), the
 // fires per second over the burst (n ÷ the time from the window's start
 // to the last callback), the CPU time per fire from 10 ms before the
 // window to the last callback (cpu-ns/fire), and from the end of
@@ -282,15 +287,16 @@ type burstCase struct {
 }
 
 func benchBurst(b *testing.B, newImpl func(bool) (func(time.Duration, func()) stopper, func(time.Time), func()), c burstCase) {
-	var late, span, cpu, total time.Duration
+	var late, past, span, cpu, total time.Duration
 	runs := 0
 	for b.Loop() {
 		after, jump, cleanup := newImpl(c.warp)
 		r := burst(after, jump, c)
 		cleanup()
-		late, span, cpu, total, runs = late+r.late, span+r.span, cpu+r.cpu, total+r.total, runs+1
+		late, past, span, cpu, total, runs = late+r.late, past+r.after, span+r.span, cpu+r.cpu, total+r.total, runs+1
 	}
 	b.ReportMetric(float64(late.Microseconds())/1000/float64(runs), "ms-late")
+	b.ReportMetric(float64(past.Microseconds())/1000/float64(runs), "ms-asked-past")
 	b.ReportMetric(float64(c.n*runs)/span.Seconds(), "fires/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs*c.n), "cpu-ns/fire")
 	b.ReportMetric(float64(total.Nanoseconds())/float64(runs*c.n), "wait+cpu-ns/fire")
@@ -299,6 +305,7 @@ func benchBurst(b *testing.B, newImpl func(bool) (func(time.Duration, func()) st
 // burstResult is what one W3 run measured.
 type burstResult struct {
 	late  time.Duration // last callback after the window's end
+	after time.Duration // how far past the window's end a start may have asked for a deadline, at most
 	span  time.Duration // window's start to the last callback
 	cpu   time.Duration // process CPU from 10 ms before the window to the last callback
 	total time.Duration // process CPU from the end of scheduling to the last callback
@@ -322,6 +329,7 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 	start := time.Now().Add(c.lead) // after scheduling is over
 	var wg sync.WaitGroup
 	per := c.n / c.goroutines
+	lags := make([]time.Duration, c.goroutines)
 	for g := range c.goroutines {
 		count := per
 		if g == c.goroutines-1 {
@@ -329,13 +337,22 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 		}
 		wg.Go(func() {
 			r := rng(7 + g)
+			lag := time.Duration(math.MinInt64)
 			for range count {
 				at := start.Add(r.between(0, c.window))
-				after(time.Until(at), f)
+				t0 := time.Now()
+				after(at.Sub(t0), f)
+				// A start descheduled between t0 and the timer's own
+				// clock reading asks for a deadline up to lag past at.
+				lag = max(lag, time.Since(t0)-start.Add(c.window).Sub(at))
 			}
+			lags[g] = lag
 		})
 	}
 	wg.Wait()
+	// The latest deadline asked for is no later than the window's end, or
+	// past it by the worst such lag.
+	end := start.Add(c.window + max(slices.Max(lags), 0))
 	if c.forceGC {
 		runtime.GC()
 	}
@@ -345,18 +362,19 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 		// real time start-skip.
 		skip := time.Until(start) - warpTo
 		warp(time.Now().Add(skip))
-		start = start.Add(-skip)
+		start, end = start.Add(-skip), end.Add(-skip)
 	}
 	scheduled := cpuTime()
 	time.Sleep(time.Until(start) - 10*time.Millisecond)
 	before := cpuTime()
 	<-done
-	end := cpuTime()
+	stop := cpuTime()
 	return burstResult{
 		late:  last.Sub(start.Add(c.window)),
+		after: end.Sub(start.Add(c.window)),
 		span:  last.Sub(start),
-		cpu:   end - before,
-		total: end - scheduled,
+		cpu:   stop - before,
+		total: stop - scheduled,
 	}
 }
 
