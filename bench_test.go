@@ -1,7 +1,9 @@
 package timewheel_test
 
 import (
+	"flag"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -190,66 +193,270 @@ func engineRefresh(b *testing.B, n int) {
 }
 
 // BenchmarkW3Burst: a million timers, all due inside one 100 ms window,
-// with a trivial callback. It reports the CPU time per fire and how late
-// the last callback ran after the window closed: with a garbage
-// collection forced between scheduling and the window (gc=forced), and
-// without (gc=none), where the collection the million new timers call for
-// may run during the burst.
+// with a trivial callback, started lead ahead of the window (2 s, 10 s or
+// 5 min: a timeout set in a wave) from one goroutine or from many (each a
+// slice of the timers, so that they spread over the wheel's shards). It
+// reports how late the last callback ran after the window closed (a start
+// descheduled between reading the clock for its duration and making the
+// timer asks for a deadline up to that long past the window, which counts
+// here as lateness: ms-asked-past bounds how far past the window any
+// start may have asked, from a clock reading after each start), the
+// fires per second over the burst (n ÷ the time from the window's start
+// to the last callback), the CPU time per fire from 10 ms before the
+// window to the last callback (cpu-ns/fire), and from the end of
+// scheduling to the last callback (wait+cpu-ns/fire, which counts work
+// done ahead of the window), each with a garbage collection forced
+// between scheduling and the window (gc=forced) and without (gc=none),
+// where the collection the million new timers call for may run during the
+// burst.
+//
+// A lead of 5 min would make each run last 5 min: timewheel runs it on a
+// warpClock, real time plus an offset that jumps, once the timers are
+// started, to 5 s before the window (see warpClock for what that keeps).
+// Package time's clock cannot jump, so impl=time runs lead=5m only with
+// -w3.real5m (5 min a run); its heap does not depend on the lead.
+//
+//	go test -run '^$' -bench W3Burst -benchtime 1x -count 3 .
 func BenchmarkW3Burst(b *testing.B) {
 	const n, window = 1_000_000, 100 * time.Millisecond
-	for _, gc := range []string{"forced", "none"} {
-		for _, impl := range impls {
-			b.Run("gc="+gc+"/impl="+impl.name, func(b *testing.B) {
-				benchBurst(b, impl.make, n, window, gc == "forced")
-			})
-		}
-	}
-}
-
-func benchBurst(b *testing.B, newImpl func() (func(time.Duration, func()) stopper, func()), n int, window time.Duration, forceGC bool) {
-	{
-		{
-			var late, cpu time.Duration
-			runs := 0
-			for b.Loop() {
-				after, cleanup := newImpl()
-				l, c := burst(after, n, window, forceGC)
-				cleanup()
-				late, cpu, runs = late+l, cpu+c, runs+1
+	for _, lead := range []time.Duration{2 * time.Second, 10 * time.Second, 5 * time.Minute} {
+		for _, from := range []string{"one", "many"} {
+			for _, gc := range []string{"forced", "none"} {
+				for _, impl := range burstImpls {
+					name := fmt.Sprintf("lead=%v/from=%s/gc=%s/impl=%s", shortDuration(lead), from, gc, impl.name)
+					b.Run(name, func(b *testing.B) {
+						warp := lead > warpOver
+						if warp && impl.name == "time" && !*real5m {
+							b.Skip("package time's clock cannot jump: run with -w3.real5m (5 min a run)")
+						}
+						goroutines := 1
+						if from == "many" {
+							goroutines = 4 * runtime.GOMAXPROCS(0)
+						}
+						benchBurst(b, impl.make, burstCase{n, window, lead, goroutines, gc == "forced", warp})
+					})
+				}
 			}
-			b.ReportMetric(float64(late.Milliseconds())/float64(runs), "ms-late")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs*n), "cpu-ns/fire")
 		}
 	}
 }
 
-// burst schedules n timers due in [start, start+window), waits for all to
-// fire, and returns how late the last ran after start+window and the CPU
-// time the process spent while they fired.
-func burst(after func(time.Duration, func()) stopper, n int, window time.Duration, forceGC bool) (late, cpu time.Duration) {
+var real5m = flag.Bool("w3.real5m", false, "BenchmarkW3Burst: run package time at lead=5m on the real clock (5 min a run)")
+
+// warpOver is the lead past which BenchmarkW3Burst runs timewheel on a
+// warpClock, and warpTo how long before the window the clock lands.
+const warpOver, warpTo = time.Minute, 5 * time.Second
+
+// shortDuration prints 2s, 10s, 5m rather than 2s, 10s, 5m0s.
+func shortDuration(d time.Duration) string {
+	if d >= time.Minute && d%time.Minute == 0 {
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}
+
+// burstImpls are W3's contenders: as impls, but timewheel may run on a
+// warpClock, whose warp the benchmark calls to jump ahead.
+var burstImpls = []struct {
+	name string
+	make func(warp bool) (after func(time.Duration, func()) stopper, warpTo func(time.Time), cleanup func())
+}{
+	{"timewheel", func(warp bool) (func(time.Duration, func()) stopper, func(time.Time), func()) {
+		if !warp {
+			w := timewheel.New()
+			return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, nil, func() { w.Close() }
+		}
+		c := &warpClock{}
+		w := timewheel.New(timewheel.WithClock(c), timewheel.WithShards(runtime.GOMAXPROCS(0)))
+		return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, c.warpTo, func() { w.Close() }
+	}},
+	{"time", func(bool) (func(time.Duration, func()) stopper, func(time.Time), func()) {
+		return func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }, nil, func() {}
+	}},
+}
+
+// burstCase is one W3 run: n timers due in [start, start+window), started
+// lead before start by goroutines goroutines.
+type burstCase struct {
+	n          int
+	window     time.Duration
+	lead       time.Duration
+	goroutines int
+	forceGC    bool
+	warp       bool
+}
+
+func benchBurst(b *testing.B, newImpl func(bool) (func(time.Duration, func()) stopper, func(time.Time), func()), c burstCase) {
+	var late, past, span, cpu, total time.Duration
+	runs := 0
+	for b.Loop() {
+		after, jump, cleanup := newImpl(c.warp)
+		r := burst(after, jump, c)
+		cleanup()
+		late, past, span, cpu, total, runs = late+r.late, past+r.after, span+r.span, cpu+r.cpu, total+r.total, runs+1
+	}
+	b.ReportMetric(float64(late.Microseconds())/1000/float64(runs), "ms-late")
+	b.ReportMetric(float64(past.Microseconds())/1000/float64(runs), "ms-asked-past")
+	b.ReportMetric(float64(c.n*runs)/span.Seconds(), "fires/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs*c.n), "cpu-ns/fire")
+	b.ReportMetric(float64(total.Nanoseconds())/float64(runs*c.n), "wait+cpu-ns/fire")
+}
+
+// burstResult is what one W3 run measured.
+type burstResult struct {
+	late  time.Duration // last callback after the window's end
+	after time.Duration // how far past the window's end a start may have asked for a deadline, at most
+	span  time.Duration // window's start to the last callback
+	cpu   time.Duration // process CPU from 10 ms before the window to the last callback
+	total time.Duration // process CPU from the end of scheduling to the last callback
+}
+
+// burst starts c.n timers due in [start, start+c.window), start being
+// c.lead from now, waits for all to fire and measures it. On a warped
+// clock (warpTo not nil) it jumps the clock, once the timers are started,
+// to warpTo before the window; the window is then a point in real time
+// that far ahead, and start, on the warped clock's scale, the same point.
+func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c burstCase) burstResult {
 	var fired atomic.Int64
 	var last time.Time // when the last callback ran
 	done := make(chan struct{})
 	f := func() {
-		if fired.Add(1) == int64(n) {
+		if fired.Add(1) == int64(c.n) {
 			last = time.Now()
 			close(done)
 		}
 	}
-	start := time.Now().Add(2 * time.Second) // after scheduling is over
-	r := rng(7)
-	for range n {
-		at := start.Add(r.between(0, window))
-		after(time.Until(at), f)
+	start := time.Now().Add(c.lead) // after scheduling is over
+	var wg sync.WaitGroup
+	per := c.n / c.goroutines
+	lags := make([]time.Duration, c.goroutines)
+	for g := range c.goroutines {
+		count := per
+		if g == c.goroutines-1 {
+			count = c.n - per*g
+		}
+		wg.Go(func() {
+			r := rng(7 + g)
+			lag := time.Duration(math.MinInt64)
+			for range count {
+				at := start.Add(r.between(0, c.window))
+				t0 := time.Now()
+				after(at.Sub(t0), f)
+				// A start descheduled between t0 and the timer's own
+				// clock reading asks for a deadline up to lag past at.
+				lag = max(lag, time.Since(t0)-start.Add(c.window).Sub(at))
+			}
+			lags[g] = lag
+		})
 	}
-	if forceGC {
+	wg.Wait()
+	// The latest deadline asked for is no later than the window's end, or
+	// past it by the worst such lag.
+	end := start.Add(c.window + max(slices.Max(lags), 0))
+	if c.forceGC {
 		runtime.GC()
 	}
+	if warp != nil {
+		// The timers were set on the warped clock's scale, which read
+		// real time until now: jumping it by skip moves the window to
+		// real time start-skip.
+		skip := time.Until(start) - warpTo
+		warp(time.Now().Add(skip))
+		start, end = start.Add(-skip), end.Add(-skip)
+	}
+	scheduled := cpuTime()
 	time.Sleep(time.Until(start) - 10*time.Millisecond)
 	before := cpuTime()
 	<-done
-	cpu = cpuTime() - before
-	return last.Sub(start.Add(window)), cpu
+	stop := cpuTime()
+	return burstResult{
+		late:  last.Sub(start.Add(c.window)),
+		after: end.Sub(start.Add(c.window)),
+		span:  last.Sub(start),
+		cpu:   stop - before,
+		total: stop - scheduled,
+	}
+}
+
+// warpClock is BenchmarkW3Burst's clock for leads too long to wait for:
+// real time plus an offset, which warpTo moves forward once. Its timers
+// are package time's, set for the time left on its own scale; warpTo sets
+// each pending one again for the time left after the jump, so that one due
+// before the new time fires at once and one due after fires when it would
+// have. A wheel on it behaves as on the real clock with one difference:
+// wakes it asked for inside the skipped span are made together, at the
+// jump, where they would have been minutes apart. (And, like any clock
+// but the real one, it makes the wheel's driver fire due shards one after
+// the other rather than in parallel: pessimistic for from=many.)
+type warpClock struct {
+	offset atomic.Int64 // nanoseconds ahead of real time
+	mu     sync.Mutex
+	timers map[*warpTimer]struct{} // guarded by mu; set and not fired or stopped
+}
+
+func (c *warpClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *warpClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+func (c *warpClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	t := &warpTimer{c: c, f: f}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.setLocked(d)
+	t.rt = time.AfterFunc(d, t.fire)
+	return t
+}
+
+// warpTo moves the clock forward so that real time to reads as the clock's
+// Now did before the call, that is by time.Until(to), and sets its timers
+// again.
+func (c *warpClock) warpTo(to time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset.Add(int64(time.Until(to)))
+	now := c.Now()
+	for t := range c.timers {
+		if t.rt.Stop() {
+			t.rt.Reset(t.at.Sub(now))
+		}
+	}
+}
+
+type warpTimer struct {
+	c  *warpClock
+	f  func()
+	rt *time.Timer
+	at time.Time // guarded by c.mu; due on c's scale
+}
+
+func (t *warpTimer) setLocked(d time.Duration) {
+	t.at = t.c.Now().Add(d)
+	if t.c.timers == nil {
+		t.c.timers = map[*warpTimer]struct{}{}
+	}
+	t.c.timers[t] = struct{}{}
+}
+
+func (t *warpTimer) fire() {
+	t.c.mu.Lock()
+	if !t.at.After(t.c.Now()) { // else Reset has set it again since
+		delete(t.c.timers, t)
+	}
+	t.c.mu.Unlock()
+	t.f()
+}
+
+func (t *warpTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	delete(t.c.timers, t)
+	return t.rt.Stop()
+}
+
+func (t *warpTimer) Reset(d time.Duration) bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	t.setLocked(d)
+	return t.rt.Reset(d)
 }
 
 func cpuTime() time.Duration {

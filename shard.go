@@ -88,11 +88,16 @@ func (s *shard) postpone(e *queue.Entry, when int64) bool {
 }
 
 // scheduleLocked inserts e due at tick when and moves the driver earlier if
-// e is now the first timer due. ns is the clock reading when was computed
-// from.
+// e is now the first timer due, or if e made a slot big enough for the
+// engine to move it down ahead of time (see queue.Wheel.Ahead). ns is the
+// clock reading when was computed from.
 func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 	s.q.Insert(e, when)
-	if when = e.When(); when < s.armed.Load() {
+	when = e.When()
+	if ahead, _ := s.q.Ahead(); ahead < when {
+		when = ahead
+	}
+	if when < s.armed.Load() {
 		s.armLocked(when, ns)
 	}
 }
@@ -120,8 +125,10 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 // engine's NextWake answers in O(1): the earliest deadline, or, in the one
 // case where finding it would mean walking a big coarse slot, that slot's
 // start, where the driver wakes once with nothing due and moves the slot's
-// timers down. (A timer whose Reset postponed it lazily also costs the
-// driver a wake at its old deadline, where the engine files it again.)
+// timers down; and earlier than either if the engine has a burst of timers
+// to move down ahead of time (see queue.Wheel.Ahead). (A timer whose Reset
+// postponed it lazily also costs the driver a wake at its old deadline,
+// where the engine files it again.)
 func (s *shard) rearmLocked(ns int64) {
 	next, ok := s.q.NextWake()
 	if !ok {

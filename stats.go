@@ -56,8 +56,9 @@ type Stats struct {
 	// Wakeups counts the times the driver woke to fire the due shards.
 	Wakeups uint64
 	// EmptyWakeups counts the wakeups at which no shard fired anything: a
-	// wake at the old deadline of a lazily reset timer, or at the start of
-	// a coarse slot whose earliest timers were stopped (see [Wheel]). An
+	// wake at the old deadline of a lazily reset timer, at the start of a
+	// coarse slot whose earliest timers were stopped, or ahead of a burst
+	// of timers to move them down before they fall due (see [Wheel]). An
 	// idle wheel does not wake at all.
 	EmptyWakeups uint64
 	// Lateness is the histogram of how late timers fired: see [Lateness].

@@ -43,10 +43,14 @@ import (
 // values back from, the channel NewTimer made.
 type Timer struct {
 	e queue.Entry // first: the wheel's link to an AfterFunc Timer, unused in a channel Timer; see expireLocked
+	// f is AfterFunc's callback; nil for a channel Timer and a node. It
+	// comes right after e, so that it lies in a cache line the engine's
+	// walks over e load, whatever the Timer's place in its 64-byte lines:
+	// a burst's expireLocked then finds it warm.
+	f func()
 	// C is the channel on which the time is delivered. It is nil for a
 	// Timer made by AfterFunc.
 	C <-chan time.Time
-	f func() // AfterFunc's callback; nil for a channel Timer and a node
 	// p is what f says it is, so that no field a user can set decides an
 	// unsafe cast: the *shard of an AfterFunc Timer (f set), the *node of
 	// a channel Timer (f nil). It is nil in a zero Timer and in a node.

@@ -35,13 +35,20 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 // pending it is stopped, so an idle wheel never wakes, and shards waiting
 // for the same tick wake once between them; scheduling a timer earlier
 // than the one it waits for moves it earlier, and stopping that one moves
-// it later. Two exceptions, where the driver wakes once with nothing due:
+// it later. Three exceptions, where the driver wakes with nothing due:
 // to keep Stop O(1), if the next deadline lies in a slot of more than 64
 // timers spanning 64 ticks or more, whose earliest timers were stopped, it
-// wakes at that slot's start to move its timers down to finer slots; and
+// wakes once at that slot's start to move its timers down to finer slots;
 // a timer that Reset postponed lazily (see [Timer.Reset]) costs a wake at
 // its old deadline, where it is filed again, unless other timers are due
-// then. When the driver fires, it expires every timer due by then, the
+// then; and a burst, a thousand timers or more filed in one slot of a
+// shard's engine (a 64-tick span within the next 4,096 ticks, or a
+// 4,096-tick span further out), costs about one wake per 4,096 of them
+// before it falls due, at which the engine moves them down ahead of time
+// so that the burst fires on time (see [queue.Wheel]), and one at the
+// start of any slot of 262,144 ticks or more (4.4 minutes at the default
+// tick) that holds it. [Stats] counts all three in EmptyWakeups.
+// When the driver fires, it expires every timer due by then, the
 // shards due together in parallel: a channel timer's value is sent at
 // once, and AfterFunc callbacks are handed, in deadline order, to the
 // wheel's [Executor].

@@ -76,6 +76,9 @@ func TestZeroValues(t *testing.T) {
 	if _, ok := w.Next(); ok || w.Len() != 0 || w.Verify() != nil {
 		t.Fatal("a zero Wheel is not empty")
 	}
+	if ahead, ok := w.Ahead(); ok {
+		t.Fatalf("a zero Wheel has work ahead at %d", ahead)
+	}
 	var e queue.Entry
 	if e.Pending() || e.Stray() || w.Cancel(&e) {
 		t.Fatal("a zero Entry is pending")

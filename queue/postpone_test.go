@@ -83,10 +83,27 @@ func (m *postponeModel) check() {
 // TestPostponeAgainstModel: entries postponed many times, cancelled or
 // rescheduled earlier after a postpone, and expired across the slots they
 // were filed in, against the model: none early, none late, each once, in
-// deadline order.
+// deadline order. The ahead case runs on wheels that move slots of one
+// to four timers ahead of time (see ahead.go), so that entries are
+// postponed before, while and after they are moved ahead, and reached
+// in their chunks.
 func TestPostponeAgainstModel(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		m := &postponeModel{t: t, w: queue.NewWheel(), index: map[*queue.Entry]int{}}
+	t.Run("default", func(t *testing.T) {
+		rapid.Check(t, func(t *rapid.T) { checkPostpone(t, queue.NewWheel()) })
+	})
+	t.Run("ahead", func(t *testing.T) {
+		rapid.Check(t, func(t *rapid.T) {
+			big := rapid.SampledFrom([]int32{1, 2, 4}).Draw(t, "big")
+			slice := rapid.SampledFrom([]int{1, 3, 64}).Draw(t, "slice")
+			checkPostpone(t, queue.NewWheelAhead(big, slice))
+		})
+	})
+}
+
+// checkPostpone is TestPostponeAgainstModel's property on wheel w.
+func checkPostpone(t *rapid.T, w *queue.Wheel) {
+	{
+		m := &postponeModel{t: t, w: w, index: map[*queue.Entry]int{}}
 		span := rapid.SampledFrom([]int64{8, 70, 5000, 300000, 1 << 40}).Draw(t, "span")
 		offset := func(label string) int64 { return rapid.Int64Range(-2, span).Draw(t, label) }
 		for range rapid.IntRange(1, 200).Draw(t, "steps") {
@@ -125,15 +142,20 @@ func TestPostponeAgainstModel(t *testing.T) {
 		}
 		m.expire(1 << 62)
 		m.check()
-	})
+	}
 }
 
 // TestPostponeRacingExpire postpones entries from other goroutines while
 // the wheel's owner expires them: every entry fires exactly once, and at a
 // tick no earlier than any deadline a successful Postpone gave it.
 func TestPostponeRacingExpire(t *testing.T) {
+	t.Run("default", func(t *testing.T) { postponeRacingExpire(t, queue.NewWheel()) })
+	t.Run("ahead", func(t *testing.T) { postponeRacingExpire(t, queue.NewWheelAhead(2, 16)) })
+}
+
+// postponeRacingExpire is TestPostponeRacingExpire on wheel w.
+func postponeRacingExpire(t *testing.T, w *queue.Wheel) {
 	const n, rounds = 2000, 400
-	w := queue.NewWheel()
 	entries := make([]*queue.Entry, n)
 	for i := range entries {
 		entries[i] = w.Schedule(int64(1 + i%300))
