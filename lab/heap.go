@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Heap is a binary min-heap ordered by (deadline, start id), as libuv
 // orders its timers: the start id is a counter taken at every start, so
@@ -14,9 +18,10 @@ import "fmt"
 //
 // A Heap is not safe for concurrent use.
 type Heap struct {
-	heap []*HeapTimer
-	now  int64
-	seq  uint64 // libuv's loop->timer_counter
+	heap  []*HeapTimer
+	now   int64
+	seq   uint64          // libuv's loop->timer_counter
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // HeapTimer is a timer in a [Heap].
@@ -46,12 +51,14 @@ func (h *Heap) push(t *HeapTimer, when int64) {
 	t.when, t.seq = max(when, h.now), h.seq
 	t.index = len(h.heap)
 	h.heap = append(h.heap, t)
+	h.steps.Add(1)
 	h.up(t.index)
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (h *Heap) Cancel(t *HeapTimer) bool {
+	h.steps.Add(1)
 	if t.index < 0 {
 		return false
 	}
@@ -89,6 +96,7 @@ func (h *Heap) Expire(now int64, fire func(*HeapTimer)) int {
 	limit, fired := h.seq, 0
 	for len(h.heap) > 0 {
 		t := h.heap[0]
+		h.steps.Add(1) // the least, read and compared
 		if t.when > now || t.seq > limit {
 			break
 		}
@@ -111,12 +119,17 @@ func (h *Heap) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (h *Heap) Len() int { return len(h.heap) }
 
+// countSteps makes h count its steps into s: a timer appended, taken out
+// or placed is a step, and so is each level a sift reads and compares.
+func (h *Heap) countSteps(s *workload.Steps) { h.steps = s }
+
 // up moves the timer at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap) up(i int) bool {
-	t, start := h.heap[i], i
+	t, start, seen := h.heap[i], i, 0
 	for i > 0 {
 		p := (i - 1) / 2
+		seen++ // the parent, read and compared, and moved down if greater
 		if !t.less(h.heap[p]) {
 			break
 		}
@@ -125,17 +138,19 @@ func (h *Heap) up(i int) bool {
 		i = p
 	}
 	h.heap[i], t.index = t, i
+	h.steps.Add(seen + 1) // and t, placed
 	return i != start
 }
 
 // down moves the timer at i towards the leaves while a child is less.
 func (h *Heap) down(i int) {
-	t, n := h.heap[i], len(h.heap)
+	t, n, seen := h.heap[i], len(h.heap), 0
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
+		seen++ // the children, read and compared, and the least moved up if less
 		if r := c + 1; r < n && h.heap[r].less(h.heap[c]) {
 			c = r
 		}
@@ -147,6 +162,7 @@ func (h *Heap) down(i int) {
 		i = c
 	}
 	h.heap[i], t.index = t, i
+	h.steps.Add(seen + 1) // and t, placed
 }
 
 // Verify checks the heap order and every timer's index and returns an

@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Heap4 is a 4-ary min-heap, the shape of the Go runtime's timer heap
 // (runtime/time.go): four children per node make the tree half as deep as
@@ -15,9 +19,10 @@ import "fmt"
 //
 // A Heap4 is not safe for concurrent use.
 type Heap4 struct {
-	heap []heap4Slot
-	now  int64
-	seq  uint64
+	heap  []heap4Slot
+	now   int64
+	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // heap4Slot is one node of the heap: the timer and its key, copied.
@@ -53,12 +58,14 @@ func (h *Heap4) push(t *Heap4Timer, when int64) {
 	t.when = max(when, h.now)
 	t.index = len(h.heap)
 	h.heap = append(h.heap, heap4Slot{t.when, h.seq, t})
+	h.steps.Add(1)
 	h.up(t.index)
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (h *Heap4) Cancel(t *Heap4Timer) bool {
+	h.steps.Add(1)
 	if t.index < 0 {
 		return false
 	}
@@ -96,6 +103,7 @@ func (h *Heap4) Expire(now int64, fire func(*Heap4Timer)) int {
 	limit, fired := h.seq, 0
 	for len(h.heap) > 0 {
 		s := h.heap[0]
+		h.steps.Add(1) // the least, read and compared
 		if s.when > now || s.seq > limit {
 			break
 		}
@@ -118,12 +126,18 @@ func (h *Heap4) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (h *Heap4) Len() int { return len(h.heap) }
 
+// countSteps makes h count its steps into s: a timer appended, taken out
+// or placed is a step, and so is each parent and each child a sift reads
+// and compares.
+func (h *Heap4) countSteps(s *workload.Steps) { h.steps = s }
+
 // up moves the slot at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap4) up(i int) bool {
-	s, start := h.heap[i], i
+	s, start, seen := h.heap[i], i, 0
 	for i > 0 {
 		p := (i - 1) / 4
+		seen++ // the parent, read and compared, and moved down if greater
 		if !s.less(&h.heap[p]) {
 			break
 		}
@@ -132,19 +146,22 @@ func (h *Heap4) up(i int) bool {
 		i = p
 	}
 	h.heap[i], s.t.index = s, i
+	h.steps.Add(seen + 1) // and s, placed
 	return i != start
 }
 
 // down moves the slot at i towards the leaves while a child is less.
 func (h *Heap4) down(i int) {
-	s, n := h.heap[i], len(h.heap)
+	s, n, seen := h.heap[i], len(h.heap), 0
 	for {
 		c := 4*i + 1
 		if c >= n {
 			break
 		}
+		seen++ // the least child, compared with s and moved up if less
 		m := c // the least of up to four children
 		for j := c + 1; j < c+4 && j < n; j++ {
+			seen++ // each other child, read and compared
 			if h.heap[j].less(&h.heap[m]) {
 				m = j
 			}
@@ -157,6 +174,7 @@ func (h *Heap4) down(i int) {
 		i = m
 	}
 	h.heap[i], s.t.index = s, i
+	h.steps.Add(seen + 1) // and s, placed
 }
 
 // Verify checks the heap order and every timer's index and returns an

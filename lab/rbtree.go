@@ -3,6 +3,8 @@ package lab
 import (
 	"errors"
 	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // RBTree is a red-black tree keyed by (deadline, schedule order), the
@@ -17,11 +19,12 @@ import (
 //
 // An RBTree is not safe for concurrent use.
 type RBTree struct {
-	root *RBTimer
-	min  *RBTimer // leftmost node; nil when empty
-	n    int
-	now  int64
-	seq  uint64
+	root  *RBTimer
+	min   *RBTimer // leftmost node; nil when empty
+	n     int
+	now   int64
+	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // RBTimer is a timer in an [RBTree].
@@ -54,14 +57,17 @@ func (r *RBTree) insert(z *RBTimer, when int64) {
 	r.seq++
 	*z = RBTimer{when: max(when, r.now), seq: r.seq, red: true, pending: true}
 	var p *RBTimer
+	seen := 0
 	for x := r.root; x != nil; {
 		p = x
+		seen++ // each node on the way down, read and compared
 		if z.less(x) {
 			x = x.left
 		} else {
 			x = x.right
 		}
 	}
+	r.steps.Add(seen + 2) // and the link, and the leftmost compared
 	z.parent = p
 	switch {
 	case p == nil:
@@ -80,6 +86,7 @@ func (r *RBTree) insert(z *RBTimer, when int64) {
 
 func (r *RBTree) insertFixup(z *RBTimer) {
 	for isRed(z.parent) {
+		r.steps.Add(1) // a parent, uncle and grandparent read and recoloured
 		p := z.parent
 		g := p.parent
 		if p == g.left {
@@ -116,18 +123,22 @@ func (r *RBTree) insertFixup(z *RBTimer) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (r *RBTree) Cancel(t *RBTimer) bool {
+	r.steps.Add(1)
 	if !t.pending {
 		return false
 	}
 	if t == r.min {
 		r.min = t.right // the leftmost node's successor: its right subtree's least, or its parent
+		seen := 1
 		if r.min != nil {
 			for r.min.left != nil {
 				r.min = r.min.left
+				seen++
 			}
 		} else {
 			r.min = t.parent
 		}
+		r.steps.Add(seen)
 	}
 	r.delete(t)
 	t.parent, t.left, t.right, t.pending = nil, nil, nil, false
@@ -147,9 +158,12 @@ func (r *RBTree) delete(z *RBTimer) {
 		r.transplant(z, z.left)
 	default:
 		y = z.right
+		seen := 1
 		for y.left != nil {
 			y = y.left
+			seen++
 		}
+		r.steps.Add(seen) // the successor, found down the right subtree's left edge
 		yRed, x = y.red, y.right
 		if y.parent == z {
 			xp = y
@@ -171,6 +185,7 @@ func (r *RBTree) delete(z *RBTimer) {
 
 // transplant puts v where u is in u's parent.
 func (r *RBTree) transplant(u, v *RBTimer) {
+	r.steps.Add(1)
 	switch {
 	case u.parent == nil:
 		r.root = v
@@ -188,6 +203,7 @@ func (r *RBTree) transplant(u, v *RBTimer) {
 // to x, whose parent is p (x may be nil).
 func (r *RBTree) deleteFixup(x, p *RBTimer) {
 	for x != r.root && !isRed(x) {
+		r.steps.Add(1) // a sibling and its children read and recoloured
 		if x == p.left {
 			w := p.right
 			if isRed(w) {
@@ -235,6 +251,7 @@ func (r *RBTree) deleteFixup(x, p *RBTimer) {
 }
 
 func (r *RBTree) rotateLeft(x *RBTimer) {
+	r.steps.Add(1)
 	y := x.right
 	x.right = y.left
 	if y.left != nil {
@@ -245,6 +262,7 @@ func (r *RBTree) rotateLeft(x *RBTimer) {
 }
 
 func (r *RBTree) rotateRight(x *RBTimer) {
+	r.steps.Add(1)
 	y := x.left
 	x.left = y.right
 	if y.right != nil {
@@ -273,10 +291,12 @@ func (r *RBTree) Expire(now int64, fire func(*RBTimer)) int {
 	r.now = now
 	limit, fired := r.seq, 0
 	for t := r.min; t != nil && t.when <= now && t.seq <= limit; t = r.min {
+		r.steps.Add(1) // the leftmost, read and compared
 		r.Cancel(t)
 		fired++
 		fire(t)
 	}
+	r.steps.Add(1)
 	return fired
 }
 
@@ -291,6 +311,11 @@ func (r *RBTree) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (r *RBTree) Len() int { return r.n }
+
+// countSteps makes r count its steps into s: a node compared on the way
+// down, linked, or passed on the way to a successor is a step, and so is
+// each transplant, rotation and round of recolouring.
+func (r *RBTree) countSteps(s *workload.Steps) { r.steps = s }
 
 // Verify checks the order, the colours, the black height, the links, the
 // count and the leftmost pointer, and returns an error naming the first
