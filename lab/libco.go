@@ -152,6 +152,12 @@ func (c *Libco) schedule(t *LibcoTimer, when int64) {
 // complexity is O(1).
 func (c *Libco) Cancel(t *LibcoTimer) bool {
 	c.steps.Add(1)
+	return c.cancel(t)
+}
+
+// cancel is Cancel, its step not counted: small enough to inline into
+// Reschedule, which counts it.
+func (c *Libco) cancel(t *LibcoTimer) bool {
 	if t.link == nil {
 		return false
 	}
@@ -163,7 +169,8 @@ func (c *Libco) Cancel(t *LibcoTimer) bool {
 // Reschedule moves t to tick when, scheduling it anew if it was not
 // pending, and reports whether it was pending. The complexity is O(1).
 func (c *Libco) Reschedule(t *LibcoTimer, when int64) bool {
-	pending := c.Cancel(t)
+	pending := c.cancel(t)
+	c.steps.Add(1) // the unlink; the link is add's
 	c.schedule(t, when)
 	return pending
 }

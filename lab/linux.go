@@ -179,7 +179,6 @@ func (w *Linux) insert(t *LinuxTimer, when int64) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1).
 func (w *Linux) Cancel(t *LinuxTimer) bool {
-	w.steps.Add(1)
 	if t.prev == nil {
 		return false
 	}
@@ -188,6 +187,7 @@ func (w *Linux) Cancel(t *LinuxTimer) bool {
 }
 
 func (w *Linux) unlink(t *LinuxTimer) {
+	w.steps.Add(1)
 	t.prev.next = t.next
 	t.next.prev = t.prev
 	t.prev, t.next = nil, nil
@@ -288,7 +288,6 @@ func (w *Linux) fireAll(fire func(*LinuxTimer)) int {
 		fired++
 		fire(t)
 	}
-	w.steps.Add(fired)
 	return fired
 }
 
@@ -311,8 +310,9 @@ func (w *Linux) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (w *Linux) Len() int { return w.n }
 
-// countSteps makes w count its steps into s: a timer linked, unlinked or
-// fired is a step, and so is every slot Expire takes and each call.
+// countSteps makes w count its steps into s: a timer linked or unlinked
+// (to cancel it or to fire it) is a step, and so is every slot Expire
+// takes and each call.
 func (w *Linux) countSteps(s *workload.Steps) { w.steps = s }
 
 // Verify checks that every timer sits in the slot of its rounded deadline

@@ -153,9 +153,11 @@ func (r *RBTree) delete(z *RBTimer) {
 	case z.left == nil:
 		x, xp = z.right, z.parent
 		r.transplant(z, z.right)
+		r.steps.Add(1) // the child moved up
 	case z.right == nil:
 		x, xp = z.left, z.parent
 		r.transplant(z, z.left)
+		r.steps.Add(1)
 	default:
 		y = z.right
 		seen := 1
@@ -163,7 +165,7 @@ func (r *RBTree) delete(z *RBTimer) {
 			y = y.left
 			seen++
 		}
-		r.steps.Add(seen) // the successor, found down the right subtree's left edge
+		r.steps.Add(seen + 2) // the successor, found down the right subtree's left edge, and moved up with its child
 		yRed, x = y.red, y.right
 		if y.parent == z {
 			xp = y
@@ -185,7 +187,6 @@ func (r *RBTree) delete(z *RBTimer) {
 
 // transplant puts v where u is in u's parent.
 func (r *RBTree) transplant(u, v *RBTimer) {
-	r.steps.Add(1)
 	switch {
 	case u.parent == nil:
 		r.root = v
@@ -251,7 +252,6 @@ func (r *RBTree) deleteFixup(x, p *RBTimer) {
 }
 
 func (r *RBTree) rotateLeft(x *RBTimer) {
-	r.steps.Add(1)
 	y := x.right
 	x.right = y.left
 	if y.left != nil {
@@ -262,7 +262,6 @@ func (r *RBTree) rotateLeft(x *RBTimer) {
 }
 
 func (r *RBTree) rotateRight(x *RBTimer) {
-	r.steps.Add(1)
 	y := x.left
 	x.left = y.right
 	if y.right != nil {
@@ -313,8 +312,9 @@ func (r *RBTree) Next() (int64, bool) {
 func (r *RBTree) Len() int { return r.n }
 
 // countSteps makes r count its steps into s: a node compared on the way
-// down, linked, or passed on the way to a successor is a step, and so is
-// each transplant, rotation and round of recolouring.
+// down, linked, or passed on the way to a successor or to the new
+// leftmost is a step, and so is each node a delete moves and each round
+// of a fixup (its recolouring, and its rotation if any).
 func (r *RBTree) countSteps(s *workload.Steps) { r.steps = s }
 
 // Verify checks the order, the colours, the black height, the links, the

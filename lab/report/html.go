@@ -17,6 +17,7 @@ type Page struct {
 	Load    Load
 	Budget  workload.Budget
 	Wall    time.Duration
+	PeakRSS int64 // bytes; 0 if unknown
 	Results *Results
 	Layout  Layout
 }
@@ -154,6 +155,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	},
 	"plus1": func(i int) int { return i + 1 },
+	"gb":    func(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) },
 }).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
 <head>
@@ -179,7 +181,7 @@ figure svg { max-width: 100%; height: auto; }
 <h1>{{.Title}}</h1>
 <p id="machine">machine: {{.Machine}}</p>
 <p id="load">load: {{.Load}}</p>
-<p id="budget">budget: {{.Budget.Cell}} per cell, {{.Budget.Fill}} to fill, {{.Budget.Far}} per far cell; rounds of {{.Budget.Round}}; wall time {{seconds .Wall}}</p>
+<p id="budget">budget: {{.Budget.Cell}} per cell, {{.Budget.Fill}} to fill, {{.Budget.Far}} per far cell; rounds of {{.Budget.Round}}; wall time {{seconds .Wall}}{{if .PeakRSS}}; peak memory {{gb .PeakRSS}}{{end}}</p>
 
 <h2 id="tables">Time and steps</h2>
 {{range $t := .Tables}}<table class="{{$t.View}}" data-view="{{$t.View}}">

@@ -148,7 +148,8 @@ func CountCells(cfg Config) int {
 // (per timer fired, per timer), then runs the far workload. Everything is
 // the same from run to run: the seeds, the operations, and which cells
 // are over StepBudget. Nothing is timed; the results' Wall says how long
-// each took. Progress, if set, is called with each result.
+// each took, its share of filling its station included. Progress, if
+// set, is called with each result.
 func CountSteps(cfg Config) []Result {
 	var out []Result
 	emit := func(r Result) {
@@ -242,6 +243,7 @@ func countStation(cfg Config, c Contender, n int, g *stepGate, ks []Kind, emit f
 		return
 	}
 	steps := new(Steps)
+	filling := time.Now()
 	st, ok := c.counter.open(n, cfg.Seed, steps, stepLimit{steps, StepBudget})
 	if !ok {
 		overAll(Over)
@@ -249,8 +251,9 @@ func countStation(cfg Config, c Contender, n int, g *stepGate, ks []Kind, emit f
 	}
 	defer st.Close()
 	g.fill = append(g.fill, stepPoint{n, steps.n})
+	share := time.Since(filling) / time.Duration(len(ks)) // each cell's Wall holds its share of the filling
 	for _, k := range ks {
-		start := time.Now()
+		start := time.Now().Add(-share)
 		w := &stepWatch{s: steps}
 		limit := stepLimit{steps, steps.n + StepBudget}
 		done, want, step := 0, CountOps, chunk

@@ -27,12 +27,14 @@ type progress struct {
 	prefix string
 	now    func() time.Time
 	start  time.Time
+	runs   int
 	total  float64
 	done   float64
 	want   map[group]int // cells each group has
 	got    map[group]int
 	drawn  time.Time // when the terminal line was last drawn
 	width  int       // of the line drawn last, to clear it
+	weigh  func(steps bool, k workload.Kind, n int) float64
 }
 
 // group is the cells of one pass, size and workload.
@@ -45,24 +47,32 @@ type group struct {
 // newProgress returns the progress of runs runs of cfg (timed, then
 // counted) on w, redrawn in place if w is a terminal.
 func newProgress(w io.Writer, cfg workload.Config, runs int) *progress {
-	p := &progress{w: w, tty: isTerminal(w), now: time.Now, want: map[group]int{}, got: map[group]int{}}
+	p := &progress{w: w, tty: isTerminal(w), now: time.Now, want: map[group]int{}, got: map[group]int{}, weigh: weight}
 	p.start = p.now()
 	for _, c := range cfg.Contenders {
 		for _, k := range cfg.Kinds {
 			for _, n := range cfg.Sizes {
 				if c.Supports(k) {
 					p.want[group{false, n, k}]++
-					p.total += weight(false, k, n)
 				}
 				if c.Counted(k) {
 					p.want[group{true, n, k}]++
-					p.total += weight(true, k, n)
 				}
 			}
 		}
 	}
-	p.total *= float64(runs)
+	p.runs = runs
+	p.weighAll(weight)
 	return p
+}
+
+// weighAll sets the weight of every cell and totals it.
+func (p *progress) weighAll(weigh func(steps bool, k workload.Kind, n int) float64) {
+	p.weigh, p.total = weigh, 0
+	for g, cells := range p.want {
+		p.total += float64(cells) * weigh(g.steps, g.k, g.n)
+	}
+	p.total *= float64(p.runs)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -90,7 +100,7 @@ func (p *progress) next(prefix string) {
 func (p *progress) cell(steps bool, r workload.Result) {
 	g := group{steps, r.N, r.Workload}
 	p.got[g]++
-	p.done += weight(steps, r.Workload, r.N)
+	p.done += p.weigh(steps, r.Workload, r.N)
 	now := p.now()
 	switch {
 	case p.tty && now.Sub(p.drawn) >= 100*time.Millisecond:
@@ -140,16 +150,24 @@ func (p *progress) fraction() float64 {
 	return min(1, p.done/p.total)
 }
 
-// eta returns how much is done and the time left, estimated as the time
-// so far times the work left over the work done.
+// eta returns how much is done and the time left (see estimate).
 func (p *progress) eta(now time.Time) string {
-	f := p.fraction()
-	elapsed := now.Sub(p.start)
-	if f < 0.02 {
+	f, elapsed := p.fraction(), now.Sub(p.start)
+	left, ok := p.estimate(now)
+	if !ok {
 		return fmt.Sprintf("%.0f%% done after %s", 100*f, round(elapsed))
 	}
-	left := time.Duration(float64(elapsed) * (1 - f) / f)
 	return fmt.Sprintf("%.0f%% done after %s, about %s left", 100*f, round(elapsed), round(left))
+}
+
+// estimate returns the time left, estimated as the time so far times the
+// work left over the work done; false before 2 % of the work is done.
+func (p *progress) estimate(now time.Time) (time.Duration, bool) {
+	f := p.fraction()
+	if f < 0.02 {
+		return 0, false
+	}
+	return time.Duration(float64(now.Sub(p.start)) * (1 - f) / f), true
 }
 
 // round rounds d to the second.
