@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/timewheel/timewheel/lab/workload"
 )
@@ -120,16 +121,18 @@ func (h *Heap) Next() (int64, bool) {
 func (h *Heap) Len() int { return len(h.heap) }
 
 // countSteps makes h count its steps into s: a timer appended, taken out
-// or placed is a step, and so is each level a sift reads and compares.
+// or placed is a step, and so is each level a sift reads and compares. A
+// sift counts its levels from where it started and ended, after the
+// fact, so that the timed rounds, whose counter is nil, pay nothing in
+// the loop.
 func (h *Heap) countSteps(s *workload.Steps) { h.steps = s }
 
 // up moves the timer at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap) up(i int) bool {
-	t, start, seen := h.heap[i], i, 0
+	t, start := h.heap[i], i
 	for i > 0 {
 		p := (i - 1) / 2
-		seen++ // the parent, read and compared, and moved down if greater
 		if !t.less(h.heap[p]) {
 			break
 		}
@@ -138,19 +141,20 @@ func (h *Heap) up(i int) bool {
 		i = p
 	}
 	h.heap[i], t.index = t, i
-	h.steps.Add(seen + 1) // and t, placed
+	if h.steps != nil { // a parent read and compared for each level climbed, and the one that stopped it; t placed
+		h.steps.Add(depth2(start) - depth2(i) + b2i(i > 0) + 1)
+	}
 	return i != start
 }
 
 // down moves the timer at i towards the leaves while a child is less.
 func (h *Heap) down(i int) {
-	t, n, seen := h.heap[i], len(h.heap), 0
+	t, n, start := h.heap[i], len(h.heap), i
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		seen++ // the children, read and compared, and the least moved up if less
 		if r := c + 1; r < n && h.heap[r].less(h.heap[c]) {
 			c = r
 		}
@@ -162,7 +166,20 @@ func (h *Heap) down(i int) {
 		i = c
 	}
 	h.heap[i], t.index = t, i
-	h.steps.Add(seen + 1) // and t, placed
+	if h.steps != nil { // the children read and compared at each level descended, and at the one that stopped it; t placed
+		h.steps.Add(depth2(i) - depth2(start) + b2i(2*i+1 < n) + 1)
+	}
+}
+
+// depth2 returns the depth of index i in a binary heap: 0 for the root.
+func depth2(i int) int { return bits.Len(uint(i+1)) - 1 }
+
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Verify checks the heap order and every timer's index and returns an

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/timewheel/timewheel/lab/workload"
 )
@@ -128,16 +129,16 @@ func (h *Heap4) Len() int { return len(h.heap) }
 
 // countSteps makes h count its steps into s: a timer appended, taken out
 // or placed is a step, and so is each parent and each child a sift reads
-// and compares.
+// and compares (four at each level going down), counted after the fact
+// from where the sift started and ended (see Heap's).
 func (h *Heap4) countSteps(s *workload.Steps) { h.steps = s }
 
 // up moves the slot at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap4) up(i int) bool {
-	s, start, seen := h.heap[i], i, 0
+	s, start := h.heap[i], i
 	for i > 0 {
 		p := (i - 1) / 4
-		seen++ // the parent, read and compared, and moved down if greater
 		if !s.less(&h.heap[p]) {
 			break
 		}
@@ -146,22 +147,22 @@ func (h *Heap4) up(i int) bool {
 		i = p
 	}
 	h.heap[i], s.t.index = s, i
-	h.steps.Add(seen + 1) // and s, placed
+	if h.steps != nil { // a parent read and compared for each level climbed, and the one that stopped it; s placed
+		h.steps.Add(depth4(start) - depth4(i) + b2i(i > 0) + 1)
+	}
 	return i != start
 }
 
 // down moves the slot at i towards the leaves while a child is less.
 func (h *Heap4) down(i int) {
-	s, n, seen := h.heap[i], len(h.heap), 0
+	s, n, start := h.heap[i], len(h.heap), i
 	for {
 		c := 4*i + 1
 		if c >= n {
 			break
 		}
-		seen++ // the least child, compared with s and moved up if less
 		m := c // the least of up to four children
 		for j := c + 1; j < c+4 && j < n; j++ {
-			seen++ // each other child, read and compared
 			if h.heap[j].less(&h.heap[m]) {
 				m = j
 			}
@@ -174,8 +175,14 @@ func (h *Heap4) down(i int) {
 		i = m
 	}
 	h.heap[i], s.t.index = s, i
-	h.steps.Add(seen + 1) // and s, placed
+	if h.steps != nil { // four children read and compared at each level descended, and at the one that stopped it; s placed
+		h.steps.Add(4*(depth4(i)-depth4(start)+b2i(4*i+1 < n)) + 1)
+	}
 }
+
+// depth4 returns the depth of index i in a 4-ary heap: 0 for the root;
+// depth d starts at index (4^d − 1)/3.
+func depth4(i int) int { return (bits.Len(uint(3*i+1)) - 1) / 2 }
 
 // Verify checks the heap order and every timer's index and returns an
 // error naming the first broken invariant. It is meant for tests.

@@ -57,17 +57,14 @@ func (r *RBTree) insert(z *RBTimer, when int64) {
 	r.seq++
 	*z = RBTimer{when: max(when, r.now), seq: r.seq, red: true, pending: true}
 	var p *RBTimer
-	seen := 0
 	for x := r.root; x != nil; {
 		p = x
-		seen++ // each node on the way down, read and compared
 		if z.less(x) {
 			x = x.left
 		} else {
 			x = x.right
 		}
 	}
-	r.steps.Add(seen + 2) // and the link, and the leftmost compared
 	z.parent = p
 	switch {
 	case p == nil:
@@ -79,6 +76,9 @@ func (r *RBTree) insert(z *RBTimer, when int64) {
 	}
 	if r.min == nil || z.less(r.min) {
 		r.min = z
+	}
+	if r.steps != nil { // each node on the way down, read and compared; the leftmost compared; the link
+		r.steps.Add(r.depth(z) + 2)
 	}
 	r.n++
 	r.insertFixup(z)
@@ -129,16 +129,20 @@ func (r *RBTree) Cancel(t *RBTimer) bool {
 	}
 	if t == r.min {
 		r.min = t.right // the leftmost node's successor: its right subtree's least, or its parent
-		seen := 1
 		if r.min != nil {
 			for r.min.left != nil {
 				r.min = r.min.left
-				seen++
 			}
 		} else {
 			r.min = t.parent
 		}
-		r.steps.Add(seen)
+		if r.steps != nil { // each node passed on the way to the new leftmost: the parent, or down t's right subtree
+			passed := 1
+			if t.right != nil {
+				passed = r.depth(r.min) - r.depth(t)
+			}
+			r.steps.Add(passed)
+		}
 	}
 	r.delete(t)
 	t.parent, t.left, t.right, t.pending = nil, nil, nil, false
@@ -160,12 +164,12 @@ func (r *RBTree) delete(z *RBTimer) {
 		r.steps.Add(1)
 	default:
 		y = z.right
-		seen := 1
 		for y.left != nil {
 			y = y.left
-			seen++
 		}
-		r.steps.Add(seen + 2) // the successor, found down the right subtree's left edge, and moved up with its child
+		if r.steps != nil { // the successor, found down the right subtree's left edge, and moved up with its child
+			r.steps.Add(r.depth(y) - r.depth(z) + 2)
+		}
 		yRed, x = y.red, y.right
 		if y.parent == z {
 			xp = y
@@ -310,6 +314,16 @@ func (r *RBTree) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (r *RBTree) Len() int { return r.n }
+
+// depth returns how many nodes are above t: for counting steps after the
+// fact, so that the timed rounds pay nothing in the loops.
+func (r *RBTree) depth(t *RBTimer) int {
+	d := 0
+	for x := t.parent; x != nil; x = x.parent {
+		d++
+	}
+	return d
+}
 
 // countSteps makes r count its steps into s: a node compared on the way
 // down, linked, or passed on the way to a successor or to the new

@@ -39,23 +39,20 @@ func Figures(r *Results, l Layout) []Figure {
 			fs = append(fs, Figure{Name: name, Title: c.title, chart: c})
 		}
 	}
-	for _, k := range l.Kinds {
-		c := chart{title: fmt.Sprintf("%s: %s against pending timers", k, k.Unit()), unit: k.Unit()}
-		for i, ct := range l.Contenders {
-			if ct.Supports(k) {
-				c.add(ct.Name, timed, r, ct.Name, k, l.Sizes, i)
-			}
+	for _, v := range []view{timed, counted} {
+		prefix, counting := "workload-", ""
+		if v.steps {
+			prefix, counting = "steps-", ", counted"
 		}
-		add("workload-"+string(k), c)
-	}
-	for _, k := range l.Kinds {
-		c := chart{title: fmt.Sprintf("%s: %s against pending timers, counted", k, k.StepUnit()), unit: k.StepUnit()}
-		for i, ct := range l.Contenders {
-			if ct.Counted(k) {
-				c.add(ct.Name, counted, r, ct.Name, k, l.Sizes, i)
+		for _, k := range l.Kinds {
+			c := chart{title: fmt.Sprintf("%s: %s against pending timers%s", k, v.unit(k), counting), unit: v.unit(k)}
+			for i, ct := range l.Contenders {
+				if v.shows(ct, k) {
+					c.add(ct.Name, v, r, ct.Name, k, l.Sizes, i)
+				}
 			}
+			add(prefix+string(k), c)
 		}
-		add("steps-"+string(k), c)
 	}
 	for _, ct := range l.Contenders {
 		c := chart{title: fmt.Sprintf("%s: ns per operation against pending timers", ct.Name), unit: "ns/op"}

@@ -283,17 +283,7 @@ func Compact(v float64) string {
 }
 
 // SizeLabel returns n as 1e3 when it is a power of ten, as is otherwise.
-func SizeLabel(n int) string {
-	p, m := 0, n
-	for m >= 10 && m%10 == 0 {
-		m /= 10
-		p++
-	}
-	if m == 1 && p > 0 {
-		return fmt.Sprintf("1e%d", p)
-	}
-	return fmt.Sprint(n)
-}
+func SizeLabel(n int) string { return workload.SizeLabel(n) }
 
 // padRight pads s with spaces to n runes (fmt pads to n bytes).
 func padRight(s string, n int) string {

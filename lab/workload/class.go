@@ -289,13 +289,13 @@ func (f Fit) String() string {
 	}
 	s := fmt.Sprintf("%s ±%.0f%%", f.Class, 100*f.Err)
 	if f.Apart > 0 {
-		s += " (" + sizeLabel(f.Apart) + ")"
+		s += " (" + SizeLabel(f.Apart) + ")"
 	}
 	return s
 }
 
-// sizeLabel returns n as 1e3 when it is a power of ten, as is otherwise.
-func sizeLabel(n int) string {
+// SizeLabel returns n as 1e3 when it is a power of ten, as is otherwise.
+func SizeLabel(n int) string {
 	p, m := 0, n
 	for m >= 10 && m%10 == 0 {
 		m /= 10
@@ -321,7 +321,7 @@ func (f Fit) Formula() string {
 		s += fmt.Sprintf(" + %.3g/n", f.Shared)
 	}
 	if f.Apart > 0 {
-		s += fmt.Sprintf(" (%s left out)", sizeLabel(f.Apart))
+		s += fmt.Sprintf(" (%s left out)", SizeLabel(f.Apart))
 	}
 	return s
 }

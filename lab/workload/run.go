@@ -106,16 +106,33 @@ type Config struct {
 }
 
 // Cells returns the number of results Run will return for cfg.
-func Cells(cfg Config) int {
+func Cells(cfg Config) int { return cells(cfg, Contender.Supports) }
+
+// cells returns the number of cells of cfg whose contender has the
+// workload.
+func cells(cfg Config, has func(Contender, Kind) bool) int {
 	n := 0
 	for _, c := range cfg.Contenders {
 		for _, k := range cfg.Kinds {
-			if c.Supports(k) {
+			if has(c, k) {
 				n += len(cfg.Sizes)
 			}
 		}
 	}
 	return n
+}
+
+// collect returns the results of a pass and the function that adds one,
+// with its unit, and tells cfg.Progress.
+func collect(cfg Config, unit func(Kind) string) (*[]Result, func(Result)) {
+	out := new([]Result)
+	return out, func(r Result) {
+		r.Unit = unit(r.Workload)
+		*out = append(*out, r)
+		if cfg.Progress != nil {
+			cfg.Progress(r)
+		}
+	}
 }
 
 // Run measures every cell of cfg and returns the results, sizes in
@@ -141,14 +158,7 @@ func Cells(cfg Config) int {
 func Run(cfg Config) []Result {
 	runtime.LockOSThread() // one thread, for its CPU clock
 	defer runtime.UnlockOSThread()
-	var out []Result
-	emit := func(r Result) {
-		r.Unit = r.Workload.Unit()
-		out = append(out, r)
-		if cfg.Progress != nil {
-			cfg.Progress(r)
-		}
-	}
+	out, emit := collect(cfg, Kind.Unit)
 	gates := make([]*gate, len(cfg.Contenders))
 	for i := range gates {
 		gates[i] = &gate{over: map[Kind]bool{}}
@@ -157,7 +167,7 @@ func Run(cfg Config) []Result {
 		runSize(cfg, n, gates, emit)
 		runtime.GC() // leave nothing of this size to the next one's measures
 	}
-	return out
+	return *out
 }
 
 // runSize measures every cell of size n.

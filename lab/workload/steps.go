@@ -129,17 +129,7 @@ func (c Contender) Counts() bool { return c.counter != nil }
 func (c Contender) Counted(k Kind) bool { return c.Counts() && c.Supports(k) && k != Memory }
 
 // CountCells returns the number of results CountSteps will return for cfg.
-func CountCells(cfg Config) int {
-	n := 0
-	for _, c := range cfg.Contenders {
-		for _, k := range cfg.Kinds {
-			if c.Counted(k) {
-				n += len(cfg.Sizes)
-			}
-		}
-	}
-	return n
-}
+func CountCells(cfg Config) int { return cells(cfg, Contender.Counted) }
 
 // CountSteps counts the steps of every cell of cfg that counts them (see
 // Counted): at each size, for each contender in turn, it fills a station
@@ -151,14 +141,7 @@ func CountCells(cfg Config) int {
 // each took, its share of filling its station included. Progress, if
 // set, is called with each result.
 func CountSteps(cfg Config) []Result {
-	var out []Result
-	emit := func(r Result) {
-		r.Unit = r.Workload.StepUnit()
-		out = append(out, r)
-		if cfg.Progress != nil {
-			cfg.Progress(r)
-		}
-	}
+	out, emit := collect(cfg, Kind.StepUnit)
 	gates := make([]*stepGate, len(cfg.Contenders))
 	for i := range gates {
 		gates[i] = &stepGate{over: map[Kind]bool{}, ops: map[Kind][]stepPoint{}}
@@ -171,7 +154,7 @@ func CountSteps(cfg Config) []Result {
 		}
 		runtime.GC()
 	}
-	return out
+	return *out
 }
 
 // stepGate keeps, for one contender, what the counting pass found at the
