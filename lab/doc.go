@@ -27,6 +27,15 @@
 // (libco's 60,000 slots are one minute, the linux wheel's levels are
 // 1 ms, 8 ms, 64 ms, ...), as in the scheduler's default.
 //
+// Each structure counts its steps — the timers (or slots, or lists) it
+// reads and compares, links, unlinks or moves — once it is made to (the
+// counting pass of cmd/timerlab does, through [Structure].NewCounted and
+// its Contender); in the timed rounds its counter is nil and counts
+// nothing. The engine has no counter of its own: the lab counts its steps
+// from outside, from where its documentation says it files each timer.
+// Each Structure carries the costs the reference documents claim for it,
+// which the lab holds the counted steps to.
+//
 // Like the queues of package queue, none of these structures reads a clock,
 // starts a goroutine or is safe for concurrent use.
 package lab

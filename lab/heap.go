@@ -1,6 +1,11 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Heap is a binary min-heap ordered by (deadline, start id), as libuv
 // orders its timers: the start id is a counter taken at every start, so
@@ -14,9 +19,10 @@ import "fmt"
 //
 // A Heap is not safe for concurrent use.
 type Heap struct {
-	heap []*HeapTimer
-	now  int64
-	seq  uint64 // libuv's loop->timer_counter
+	heap  []*HeapTimer
+	now   int64
+	seq   uint64          // libuv's loop->timer_counter
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // HeapTimer is a timer in a [Heap].
@@ -46,12 +52,14 @@ func (h *Heap) push(t *HeapTimer, when int64) {
 	t.when, t.seq = max(when, h.now), h.seq
 	t.index = len(h.heap)
 	h.heap = append(h.heap, t)
+	h.steps.Add(1)
 	h.up(t.index)
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (h *Heap) Cancel(t *HeapTimer) bool {
+	h.steps.Add(1)
 	if t.index < 0 {
 		return false
 	}
@@ -89,6 +97,7 @@ func (h *Heap) Expire(now int64, fire func(*HeapTimer)) int {
 	limit, fired := h.seq, 0
 	for len(h.heap) > 0 {
 		t := h.heap[0]
+		h.steps.Add(1) // the least, read and compared
 		if t.when > now || t.seq > limit {
 			break
 		}
@@ -111,6 +120,13 @@ func (h *Heap) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (h *Heap) Len() int { return len(h.heap) }
 
+// countSteps makes h count its steps into s: a timer appended, taken out
+// or placed is a step, and so is each level a sift reads and compares. A
+// sift counts its levels from where it started and ended, after the
+// fact, so that the timed rounds, whose counter is nil, pay nothing in
+// the loop.
+func (h *Heap) countSteps(s *workload.Steps) { h.steps = s }
+
 // up moves the timer at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap) up(i int) bool {
@@ -125,12 +141,15 @@ func (h *Heap) up(i int) bool {
 		i = p
 	}
 	h.heap[i], t.index = t, i
+	if h.steps != nil { // a parent read and compared for each level climbed, and the one that stopped it; t placed
+		h.steps.Add(depth2(start) - depth2(i) + b2i(i > 0) + 1)
+	}
 	return i != start
 }
 
 // down moves the timer at i towards the leaves while a child is less.
 func (h *Heap) down(i int) {
-	t, n := h.heap[i], len(h.heap)
+	t, n, start := h.heap[i], len(h.heap), i
 	for {
 		c := 2*i + 1
 		if c >= n {
@@ -147,6 +166,20 @@ func (h *Heap) down(i int) {
 		i = c
 	}
 	h.heap[i], t.index = t, i
+	if h.steps != nil { // the children read and compared at each level descended, and at the one that stopped it; t placed
+		h.steps.Add(depth2(i) - depth2(start) + b2i(2*i+1 < n) + 1)
+	}
+}
+
+// depth2 returns the depth of index i in a binary heap: 0 for the root.
+func depth2(i int) int { return bits.Len(uint(i+1)) - 1 }
+
+// b2i returns 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Verify checks the heap order and every timer's index and returns an

@@ -1,6 +1,11 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Heap4 is a 4-ary min-heap, the shape of the Go runtime's timer heap
 // (runtime/time.go): four children per node make the tree half as deep as
@@ -15,9 +20,10 @@ import "fmt"
 //
 // A Heap4 is not safe for concurrent use.
 type Heap4 struct {
-	heap []heap4Slot
-	now  int64
-	seq  uint64
+	heap  []heap4Slot
+	now   int64
+	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // heap4Slot is one node of the heap: the timer and its key, copied.
@@ -53,12 +59,14 @@ func (h *Heap4) push(t *Heap4Timer, when int64) {
 	t.when = max(when, h.now)
 	t.index = len(h.heap)
 	h.heap = append(h.heap, heap4Slot{t.when, h.seq, t})
+	h.steps.Add(1)
 	h.up(t.index)
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (h *Heap4) Cancel(t *Heap4Timer) bool {
+	h.steps.Add(1)
 	if t.index < 0 {
 		return false
 	}
@@ -96,6 +104,7 @@ func (h *Heap4) Expire(now int64, fire func(*Heap4Timer)) int {
 	limit, fired := h.seq, 0
 	for len(h.heap) > 0 {
 		s := h.heap[0]
+		h.steps.Add(1) // the least, read and compared
 		if s.when > now || s.seq > limit {
 			break
 		}
@@ -118,6 +127,12 @@ func (h *Heap4) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (h *Heap4) Len() int { return len(h.heap) }
 
+// countSteps makes h count its steps into s: a timer appended, taken out
+// or placed is a step, and so is each parent and each child a sift reads
+// and compares (four at each level going down), counted after the fact
+// from where the sift started and ended (see Heap's).
+func (h *Heap4) countSteps(s *workload.Steps) { h.steps = s }
+
 // up moves the slot at i towards the root while it is less than its
 // parent, and reports whether it moved.
 func (h *Heap4) up(i int) bool {
@@ -132,12 +147,15 @@ func (h *Heap4) up(i int) bool {
 		i = p
 	}
 	h.heap[i], s.t.index = s, i
+	if h.steps != nil { // a parent read and compared for each level climbed, and the one that stopped it; s placed
+		h.steps.Add(depth4(start) - depth4(i) + b2i(i > 0) + 1)
+	}
 	return i != start
 }
 
 // down moves the slot at i towards the leaves while a child is less.
 func (h *Heap4) down(i int) {
-	s, n := h.heap[i], len(h.heap)
+	s, n, start := h.heap[i], len(h.heap), i
 	for {
 		c := 4*i + 1
 		if c >= n {
@@ -157,7 +175,14 @@ func (h *Heap4) down(i int) {
 		i = m
 	}
 	h.heap[i], s.t.index = s, i
+	if h.steps != nil { // four children read and compared at each level descended, and at the one that stopped it; s placed
+		h.steps.Add(4*(depth4(i)-depth4(start)+b2i(4*i+1 < n)) + 1)
+	}
 }
+
+// depth4 returns the depth of index i in a 4-ary heap: 0 for the root;
+// depth d starts at index (4^d − 1)/3.
+func depth4(i int) int { return (bits.Len(uint(3*i+1)) - 1) / 2 }
 
 // Verify checks the heap order and every timer's index and returns an
 // error naming the first broken invariant. It is meant for tests.

@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/timewheel/timewheel/lab"
+	"github.com/timewheel/timewheel/lab/workload"
 	"github.com/timewheel/timewheel/queue"
 	"github.com/timewheel/timewheel/queue/queuetest"
 )
@@ -27,7 +28,18 @@ type suite struct {
 var suites = func() []suite {
 	var ss []suite
 	for _, s := range lab.Structures() {
-		ss = append(ss, bind(s))
+		ss = append(ss, bind(s, s.New))
+	}
+	return ss
+}()
+
+// countingSuites is every structure of lab.Structures counting its steps,
+// as the lab's counting pass runs them: counting must change nothing of
+// what they do.
+var countingSuites = func() []suite {
+	var ss []suite
+	for _, s := range lab.Structures() {
+		ss = append(ss, bind(s, func() queue.Queue[any] { return s.NewCounted(new(workload.Steps)) }))
 	}
 	return ss
 }()
@@ -38,10 +50,10 @@ func options(s lab.Structure) queuetest.Options {
 	return queuetest.Options{Slack: s.Slack, Unordered: s.Unordered}
 }
 
-func bind(s lab.Structure) suite {
-	newQueue := s.New
+func bind(s lab.Structure, newPlain func() queue.Queue[any]) suite {
+	newQueue := newPlain
 	if s.Name == "libco" {
-		newQueue = func() queue.Queue[any] { return &sparse{Queue: s.New()} }
+		newQueue = func() queue.Queue[any] { return &sparse{Queue: newPlain()} }
 	}
 	opts, name := options(s), s.Name
 	return suite{
@@ -91,6 +103,12 @@ func (n named) Fatalf(format string, args ...any) {
 
 func TestConformance(t *testing.T) {
 	for _, s := range suites {
+		t.Run("engine="+s.name, s.run)
+	}
+}
+
+func TestConformanceCounting(t *testing.T) {
+	for _, s := range countingSuites {
 		t.Run("engine="+s.name, s.run)
 	}
 }

@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Libco is libco's timer, faithfully (stTimeout_t in co_routine.cpp): a
 // single wheel of 60,000 slots of one tick (one millisecond), each slot a
@@ -41,7 +45,8 @@ type Libco struct {
 	start    int64       // ullStart: the tick of slot startIdx
 	startIdx int64       // llStartIdx: grows without bound; taken modulo the slot count
 	n        int
-	taken    libcoLink // the timeout list of co_eventloop: taken, not yet fired or re-added
+	taken    libcoLink       // the timeout list of co_eventloop: taken, not yet fired or re-added
+	steps    *workload.Steps // nil unless counting (see Structure)
 }
 
 // LibcoSlots is the size of libco's wheel: 60 * 1000 slots of one
@@ -120,6 +125,7 @@ func (l *libcoLink) join(other *libcoLink) {
 // add is AddTimeout: the slot diff ticks after ullStart, diff clamped to
 // the last slot.
 func (c *Libco) add(t *LibcoTimer) {
+	c.steps.Add(1)
 	diff := t.expire - c.start
 	if diff >= LibcoSlots {
 		diff = LibcoSlots - 1 // CO_ERR: AddTimeout; libco clamps and goes on
@@ -145,6 +151,13 @@ func (c *Libco) schedule(t *LibcoTimer, when int64) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1).
 func (c *Libco) Cancel(t *LibcoTimer) bool {
+	c.steps.Add(1)
+	return c.cancel(t)
+}
+
+// cancel is Cancel, its step not counted: small enough to inline into
+// Reschedule, which counts it.
+func (c *Libco) cancel(t *LibcoTimer) bool {
 	if t.link == nil {
 		return false
 	}
@@ -156,7 +169,8 @@ func (c *Libco) Cancel(t *LibcoTimer) bool {
 // Reschedule moves t to tick when, scheduling it anew if it was not
 // pending, and reports whether it was pending. The complexity is O(1).
 func (c *Libco) Reschedule(t *LibcoTimer, when int64) bool {
-	pending := c.Cancel(t)
+	pending := c.cancel(t)
+	c.steps.Add(1) // the unlink; the link is add's
 	c.schedule(t, when)
 	return pending
 }
@@ -171,6 +185,7 @@ func (c *Libco) takeAll(now int64) {
 	for i := range cnt {
 		c.taken.join(&c.items[(c.startIdx+i)%LibcoSlots])
 	}
+	c.steps.Add(int(cnt)) // every slot passed, read
 	c.start = now
 	c.startIdx += cnt - 1
 }
@@ -185,8 +200,9 @@ func (c *Libco) Expire(now int64, fire func(*LibcoTimer)) int {
 		return 0
 	}
 	c.takeAll(now)
-	fired := 0
+	fired, taken := 0, 0
 	for t := c.taken.head; t != nil; t = c.taken.head {
+		taken++
 		c.taken.remove(t)
 		if now < t.expire { // taken before its time: add it back
 			c.add(t)
@@ -196,6 +212,7 @@ func (c *Libco) Expire(now int64, fire func(*LibcoTimer)) int {
 		fired++
 		fire(t)
 	}
+	c.steps.Add(2*taken + fired + 1) // each timer taken, moved by Join and unlinked; each fired; the call
 	return fired
 }
 
@@ -223,6 +240,10 @@ func (c *Libco) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (c *Libco) Len() int { return c.n }
+
+// countSteps makes c count its steps into s: a timer linked, unlinked,
+// moved or fired is a step, and so is every slot Expire passes.
+func (c *Libco) countSteps(s *workload.Steps) { c.steps = s }
 
 // Verify checks every slot's list, that every timer sits in the slot of
 // its deadline or, clamped, in an earlier one, and the count, and returns

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // Linux is a non-cascading wheel in the style of the timer wheel Linux has
@@ -57,6 +59,7 @@ type Linux struct {
 	firing    LinuxTimer // sentinel: timers Expire has taken and is firing
 	now       int64
 	n         int
+	steps     *workload.Steps // nil unless counting (see Structure)
 }
 
 const (
@@ -147,6 +150,7 @@ func (w *Linux) Schedule(when int64) *LinuxTimer {
 
 func (w *Linux) insert(t *LinuxTimer, when int64) {
 	w.n++
+	w.steps.Add(1)
 	if when <= w.now {
 		t.when, t.expires, t.level = w.now, w.now, linuxDue
 		w.due.pushBack(t)
@@ -183,6 +187,7 @@ func (w *Linux) Cancel(t *LinuxTimer) bool {
 }
 
 func (w *Linux) unlink(t *LinuxTimer) {
+	w.steps.Add(1)
 	t.prev.next = t.next
 	t.next.prev = t.prev
 	t.prev, t.next = nil, nil
@@ -235,6 +240,7 @@ func (w *Linux) Expire(now int64, fire func(*LinuxTimer)) int {
 	}
 	w.firing.spliceFrom(&w.due)
 	fired := w.fireAll(fire)
+	w.steps.Add(1) // the call
 	for {
 		e, ok := w.nextExpiry()
 		if !ok || e > now {
@@ -250,6 +256,7 @@ func (w *Linux) Expire(now int64, fire func(*LinuxTimer)) int {
 			i := e >> shift & (1<<linuxLevelBits - 1)
 			l := &w.levels[k]
 			if l.occupied&(1<<i) != 0 {
+				w.steps.Add(1) // the slot, taken
 				w.firing.spliceFrom(&l.slots[i])
 				l.occupied &^= 1 << i
 				if l.occupied == 0 {
@@ -302,6 +309,11 @@ func (w *Linux) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (w *Linux) Len() int { return w.n }
+
+// countSteps makes w count its steps into s: a timer linked or unlinked
+// (to cancel it or to fire it) is a step, and so is every slot Expire
+// takes and each call.
+func (w *Linux) countSteps(s *workload.Steps) { w.steps = s }
 
 // Verify checks that every timer sits in the slot of its rounded deadline
 // at its level, that no deadline was rounded down, the bitmaps and the

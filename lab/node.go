@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Node is Node.js's timers (lib/internal/timers.js): one linked list per
 // distinct duration (TimersList, keyed by milliseconds in timerListMap),
@@ -29,6 +33,7 @@ type Node struct {
 	n     int
 	now   int64
 	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // nodeList is a TimersList: timers of one duration, in deadline order.
@@ -80,6 +85,7 @@ func (q *Node) insert(t *NodeTimer, when int64) {
 	s.prev.next = t
 	s.prev = t
 	q.n++
+	q.steps.Add(2) // the list looked up, the timer linked
 	if fresh {
 		l.index = len(q.heap)
 		q.heap = append(q.heap, l)
@@ -90,6 +96,7 @@ func (q *Node) insert(t *NodeTimer, when int64) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1), or O(log L) if t heads its list.
 func (q *Node) Cancel(t *NodeTimer) bool {
+	q.steps.Add(1)
 	l := t.list
 	if l == nil {
 		return false
@@ -101,6 +108,7 @@ func (q *Node) Cancel(t *NodeTimer) bool {
 	q.n--
 	switch {
 	case l.head() == &l.timers: // the list is empty: drop it
+		q.steps.Add(1)
 		delete(q.lists, l.duration)
 		q.remove(l.index)
 	case wasHead: // the list's key moved later
@@ -129,6 +137,7 @@ func (q *Node) Expire(now int64, fire func(*NodeTimer)) int {
 	limit, fired := q.seq, 0
 	for len(q.heap) > 0 {
 		t := q.heap[0].head()
+		q.steps.Add(1) // the least list's head, read and compared
 		if t.when > now || t.seq > limit {
 			break
 		}
@@ -151,40 +160,49 @@ func (q *Node) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (q *Node) Len() int { return q.n }
 
+// countSteps makes q count its steps into s: a list looked up or
+// dropped, a timer linked or unlinked, and a list's head read and
+// compared by a sift of the heap of lists are steps.
+func (q *Node) countSteps(s *workload.Steps) { q.steps = s }
+
 func (q *Node) swap(i, j int) {
 	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
 	q.heap[i].index, q.heap[j].index = i, j
 }
 
 func (q *Node) up(i int) bool {
-	start := i
+	start, seen := i, 0
 	for i > 0 {
 		p := (i - 1) / 2
+		seen++ // the parent list's head, read and compared, and swapped if later
 		if !q.heap[i].head().less(q.heap[p].head()) {
 			break
 		}
 		q.swap(i, p)
 		i = p
 	}
+	q.steps.Add(seen)
 	return i != start
 }
 
 func (q *Node) down(i int) {
-	n := len(q.heap)
+	n, seen := len(q.heap), 0
 	for {
 		c := 2*i + 1
 		if c >= n {
-			return
+			break
 		}
+		seen++ // the child lists' heads, read and compared, and the earlier swapped if earlier
 		if r := c + 1; r < n && q.heap[r].head().less(q.heap[c].head()) {
 			c = r
 		}
 		if !q.heap[c].head().less(q.heap[i].head()) {
-			return
+			break
 		}
 		q.swap(i, c)
 		i = c
 	}
+	q.steps.Add(seen)
 }
 
 // remove takes the list at heap position i out of the heap.

@@ -3,6 +3,8 @@ package lab
 import (
 	"errors"
 	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // RBTree is a red-black tree keyed by (deadline, schedule order), the
@@ -17,11 +19,12 @@ import (
 //
 // An RBTree is not safe for concurrent use.
 type RBTree struct {
-	root *RBTimer
-	min  *RBTimer // leftmost node; nil when empty
-	n    int
-	now  int64
-	seq  uint64
+	root  *RBTimer
+	min   *RBTimer // leftmost node; nil when empty
+	n     int
+	now   int64
+	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // RBTimer is a timer in an [RBTree].
@@ -74,12 +77,16 @@ func (r *RBTree) insert(z *RBTimer, when int64) {
 	if r.min == nil || z.less(r.min) {
 		r.min = z
 	}
+	if r.steps != nil { // each node on the way down, read and compared; the leftmost compared; the link
+		r.steps.Add(r.depth(z) + 2)
+	}
 	r.n++
 	r.insertFixup(z)
 }
 
 func (r *RBTree) insertFixup(z *RBTimer) {
 	for isRed(z.parent) {
+		r.steps.Add(1) // a parent, uncle and grandparent read and recoloured
 		p := z.parent
 		g := p.parent
 		if p == g.left {
@@ -116,6 +123,7 @@ func (r *RBTree) insertFixup(z *RBTimer) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n).
 func (r *RBTree) Cancel(t *RBTimer) bool {
+	r.steps.Add(1)
 	if !t.pending {
 		return false
 	}
@@ -127,6 +135,13 @@ func (r *RBTree) Cancel(t *RBTimer) bool {
 			}
 		} else {
 			r.min = t.parent
+		}
+		if r.steps != nil { // each node passed on the way to the new leftmost: the parent, or down t's right subtree
+			passed := 1
+			if t.right != nil {
+				passed = r.depth(r.min) - r.depth(t)
+			}
+			r.steps.Add(passed)
 		}
 	}
 	r.delete(t)
@@ -142,13 +157,18 @@ func (r *RBTree) delete(z *RBTimer) {
 	case z.left == nil:
 		x, xp = z.right, z.parent
 		r.transplant(z, z.right)
+		r.steps.Add(1) // the child moved up
 	case z.right == nil:
 		x, xp = z.left, z.parent
 		r.transplant(z, z.left)
+		r.steps.Add(1)
 	default:
 		y = z.right
 		for y.left != nil {
 			y = y.left
+		}
+		if r.steps != nil { // the successor, found down the right subtree's left edge, and moved up with its child
+			r.steps.Add(r.depth(y) - r.depth(z) + 2)
 		}
 		yRed, x = y.red, y.right
 		if y.parent == z {
@@ -188,6 +208,7 @@ func (r *RBTree) transplant(u, v *RBTimer) {
 // to x, whose parent is p (x may be nil).
 func (r *RBTree) deleteFixup(x, p *RBTimer) {
 	for x != r.root && !isRed(x) {
+		r.steps.Add(1) // a sibling and its children read and recoloured
 		if x == p.left {
 			w := p.right
 			if isRed(w) {
@@ -273,10 +294,12 @@ func (r *RBTree) Expire(now int64, fire func(*RBTimer)) int {
 	r.now = now
 	limit, fired := r.seq, 0
 	for t := r.min; t != nil && t.when <= now && t.seq <= limit; t = r.min {
+		r.steps.Add(1) // the leftmost, read and compared
 		r.Cancel(t)
 		fired++
 		fire(t)
 	}
+	r.steps.Add(1)
 	return fired
 }
 
@@ -291,6 +314,22 @@ func (r *RBTree) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (r *RBTree) Len() int { return r.n }
+
+// depth returns how many nodes are above t: for counting steps after the
+// fact, so that the timed rounds pay nothing in the loops.
+func (r *RBTree) depth(t *RBTimer) int {
+	d := 0
+	for x := t.parent; x != nil; x = x.parent {
+		d++
+	}
+	return d
+}
+
+// countSteps makes r count its steps into s: a node compared on the way
+// down, linked, or passed on the way to a successor or to the new
+// leftmost is a step, and so is each node a delete moves and each round
+// of a fixup (its recolouring, and its rotation if any).
+func (r *RBTree) countSteps(s *workload.Steps) { r.steps = s }
 
 // Verify checks the order, the colours, the black height, the links, the
 // count and the leftmost pointer, and returns an error naming the first

@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Rounds is a single wheel with a rounds counter per timer, the first fix
 // the reference documents give for libco's one-minute horizon, and the
@@ -33,10 +37,11 @@ import "fmt"
 type Rounds struct {
 	slots  []RoundsTimer // list sentinels; slot i holds deadlines ≡ i mod len(slots)
 	mask   int64
-	now    int64       // the last tick passed
-	due    RoundsTimer // sentinel: timers due at or before now, in order
-	firing RoundsTimer // sentinel: timers Expire has taken and is firing
-	n      int         // pending timers, due list included
+	now    int64           // the last tick passed
+	due    RoundsTimer     // sentinel: timers due at or before now, in order
+	firing RoundsTimer     // sentinel: timers Expire has taken and is firing
+	n      int             // pending timers, due list included
+	steps  *workload.Steps // nil unless counting (see Structure)
 }
 
 // RoundsCatchUp is how far, in ticks, an Expire of a [Rounds] wheel may
@@ -93,6 +98,7 @@ func (r *Rounds) Schedule(when int64) *RoundsTimer {
 // (when-now-1)/slots times before its deadline.
 func (r *Rounds) insert(t *RoundsTimer, when int64) {
 	r.n++
+	r.steps.Add(1)
 	if when <= r.now {
 		t.when, t.rounds = r.now, 0
 		r.due.pushBack(t)
@@ -106,6 +112,7 @@ func (r *Rounds) insert(t *RoundsTimer, when int64) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1).
 func (r *Rounds) Cancel(t *RoundsTimer) bool {
+	r.steps.Add(1)
 	if t.prev == nil {
 		return false
 	}
@@ -133,6 +140,7 @@ func (r *Rounds) Expire(now int64, fire func(*RoundsTimer)) int {
 	}
 	fired := r.fireList(&r.due, fire)
 	retry := r.now // when to try skipping turns again
+	seen := 1      // the call
 	for r.now < now {
 		if r.n == 0 {
 			break
@@ -142,7 +150,9 @@ func (r *Rounds) Expire(now int64, fire func(*RoundsTimer)) int {
 		}
 		r.now++
 		s := &r.slots[r.now&r.mask]
+		seen++ // the slot, read
 		for t := s.next; t != s; {
+			seen++ // each timer in it, read, and moved or its rounds counted down
 			next := t.next
 			if t.rounds <= 0 { // t.when == r.now
 				t.unlink()
@@ -155,6 +165,7 @@ func (r *Rounds) Expire(now int64, fire func(*RoundsTimer)) int {
 		fired += r.fireList(&r.firing, fire)
 	}
 	r.now = now
+	r.steps.Add(seen)
 	return fired
 }
 
@@ -173,6 +184,7 @@ func (r *Rounds) fireList(s *RoundsTimer, fire func(*RoundsTimer)) int {
 		fired++
 		fire(t)
 	}
+	r.steps.Add(fired)
 	return fired
 }
 
@@ -197,9 +209,11 @@ func (r *Rounds) skipTurns(now int64) bool {
 			turns = min(turns, t.rounds)
 		}
 	}
+	r.steps.Add(len(r.slots) + r.n) // every slot and every timer, read
 	if turns <= 0 {
 		return false
 	}
+	r.steps.Add(len(r.slots) + r.n) // and again, each timer's rounds counted down
 	for i := range r.slots {
 		s := &r.slots[i]
 		for t := s.next; t != s; t = t.next {
@@ -240,6 +254,11 @@ func (r *Rounds) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (r *Rounds) Len() int { return r.n }
+
+// countSteps makes r count its steps into s: a timer linked, unlinked or
+// fired is a step, and so is every slot Expire passes and every timer it
+// reads there.
+func (r *Rounds) countSteps(s *workload.Steps) { r.steps = s }
 
 // Verify checks every list, every timer's slot and rounds, and the count,
 // and returns an error naming the first broken invariant. It is meant for

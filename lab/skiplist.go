@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // SkipList is a skip list (Pugh, "Skip Lists: A Probabilistic Alternative
 // to Balanced Trees", 1990) keyed by (deadline, schedule order), laid out
@@ -23,6 +27,7 @@ type SkipList struct {
 	seq    uint64
 	rnd    uint64 // xorshift state for node levels
 	update [skipMaxLevel]*SkipTimer
+	steps  *workload.Steps // nil unless counting (see Structure)
 }
 
 const skipMaxLevel = 32
@@ -75,12 +80,15 @@ func (s *SkipList) setForward(x *SkipTimer, i int, y *SkipTimer) {
 // (nil standing for the header).
 func (s *SkipList) search(t *SkipTimer) {
 	var x *SkipTimer
+	seen := 0
 	for i := s.level - 1; i >= 0; i-- {
 		for y := s.forward(x, i); y != nil && y.less(t); y = s.forward(x, i) {
 			x = y
+			seen++
 		}
 		s.update[i] = x
 	}
+	s.steps.Add(seen + s.level) // each node passed, and the one each level stops at
 }
 
 // Schedule adds a timer due at tick when and returns it. The complexity is
@@ -143,11 +151,13 @@ func (s *SkipList) insert(t *SkipTimer, when int64) {
 		s.setForward(s.update[i], i, t)
 	}
 	s.n++
+	s.steps.Add(level) // a link per level
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(log n) expected.
 func (s *SkipList) Cancel(t *SkipTimer) bool {
+	s.steps.Add(len(t.next)) // an unlink per level
 	if !t.pending {
 		return false
 	}
@@ -190,10 +200,12 @@ func (s *SkipList) Expire(now int64, fire func(*SkipTimer)) int {
 	s.now = now
 	limit, fired := s.seq, 0
 	for t := s.head[0]; t != nil && t.when <= now && t.seq <= limit; t = s.head[0] {
+		s.steps.Add(1) // the least, read and compared
 		s.Cancel(t)
 		fired++
 		fire(t)
 	}
+	s.steps.Add(1)
 	return fired
 }
 
@@ -208,6 +220,10 @@ func (s *SkipList) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (s *SkipList) Len() int { return s.n }
+
+// countSteps makes s count its steps into c: a node passed or stopped at
+// by a search is a step, and so is a link or an unlink at each level.
+func (s *SkipList) countSteps(c *workload.Steps) { s.steps = c }
 
 // Verify checks that every level is ordered and a sublist of the one
 // below, and the count, and returns an error naming the first broken

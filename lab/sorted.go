@@ -1,6 +1,10 @@
 package lab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/timewheel/timewheel/lab/workload"
+)
 
 // Sorted is a doubly linked list kept in deadline order: the "sorted linked
 // list" row of the reference documents' table, and Node.js's unrefList as
@@ -15,10 +19,11 @@ import "fmt"
 //
 // A Sorted is not safe for concurrent use.
 type Sorted struct {
-	list SortedTimer // sentinel; list.next is the earliest timer
-	n    int
-	now  int64
-	seq  uint64
+	list  SortedTimer // sentinel; list.next is the earliest timer
+	n     int
+	now   int64
+	seq   uint64
+	steps *workload.Steps // nil unless counting (see Structure)
 }
 
 // SortedTimer is a timer in a [Sorted] list.
@@ -48,19 +53,22 @@ func (s *Sorted) Schedule(when int64) *SortedTimer {
 func (s *Sorted) insert(t *SortedTimer, when int64) {
 	s.seq++
 	t.when, t.seq = max(when, s.now), s.seq
-	at := s.list.prev
+	at, walked := s.list.prev, 0
 	for at != &s.list && at.when > t.when {
 		at = at.prev
+		walked++
 	}
 	t.prev, t.next = at, at.next
 	at.next.prev = t
 	at.next = t
 	s.n++
+	s.steps.Add(walked + 2) // each timer passed, the one it stops at, the link
 }
 
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1).
 func (s *Sorted) Cancel(t *SortedTimer) bool {
+	s.steps.Add(1)
 	if t.prev == nil {
 		return false
 	}
@@ -91,6 +99,7 @@ func (s *Sorted) Expire(now int64, fire func(*SortedTimer)) int {
 	limit, fired := s.seq, 0
 	for {
 		t := s.list.next
+		s.steps.Add(1) // the head compared, and unlinked by Cancel if due
 		if t == &s.list || t.when > now || t.seq > limit {
 			return fired
 		}
@@ -111,6 +120,10 @@ func (s *Sorted) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (s *Sorted) Len() int { return s.n }
+
+// countSteps makes s count its steps into c: a timer compared, linked or
+// unlinked is a step.
+func (s *Sorted) countSteps(c *workload.Steps) { s.steps = c }
 
 // Verify checks the list's links, order and count and returns an error
 // naming the first broken invariant. It is meant for tests.

@@ -94,12 +94,13 @@ func TestNewRoundsPanics(t *testing.T) {
 
 func ExampleStructures() {
 	for _, s := range lab.Structures()[:3] {
-		fmt.Printf("%-9s schedule %-8s cancel %-8s expire %s\n", s.Name, s.Schedule, s.Cancel, s.Expire)
+		c := s.Claims
+		fmt.Printf("%-9s schedule %-8s cancel %-5s expire %-5s (%s)\n", s.Name, c.Schedule.Cost, c.Cancel.Cost, c.Expire.Cost, c.Expire.Source)
 	}
 	// Output:
-	// unordered schedule O(1)     cancel O(1)     expire O(n)
-	// sorted    schedule O(n)     cancel O(1)     expire O(k)
-	// heap      schedule O(log n) cancel O(log n) expire O(k log n)
+	// unordered schedule O(1)     cancel O(n)  expire O(n)  (004)
+	// sorted    schedule O(n)     cancel O(1)  expire O(1)  (004)
+	// heap      schedule O(lg n)  cancel O(1)  expire O(1)  (004)
 }
 
 func ExampleLibco() {
@@ -129,6 +130,35 @@ func TestEveryContenderRunsEveryWorkload(t *testing.T) {
 	for _, r := range rs {
 		if r.Status != workload.OK || r.Ops <= 0 {
 			t.Errorf("%s %s n=%d: %s after %d ops", r.Contender, r.Workload, r.N, r.Status, r.Ops)
+		}
+	}
+}
+
+// TestCountingIsExact runs the counting pass twice on every contender at
+// two small sizes: every counting structure has a count at every size,
+// the two passes count the same steps to the step, and the steps of the
+// operations whose cost is one link or unlink come out at exactly that.
+func TestCountingIsExact(t *testing.T) {
+	cfg := workload.Config{Contenders: lab.Contenders(), Kinds: workload.Kinds(), Sizes: []int{64, 512}, Seed: 1}
+	first, second := workload.CountSteps(cfg), workload.CountSteps(cfg)
+	if len(first) != workload.CountCells(cfg) || len(second) != len(first) {
+		t.Fatalf("%d and %d results, want %d", len(first), len(second), workload.CountCells(cfg))
+	}
+	for i, r := range first {
+		if r.Contender == "time" || r.Contender == "timewheel" || r.Workload == workload.Memory {
+			t.Errorf("%s %s has steps", r.Contender, r.Workload)
+		}
+		if r.Status != workload.OK || r.Steps <= 0 {
+			t.Errorf("%s %s n=%d: %s, %d steps", r.Contender, r.Workload, r.N, r.Status, r.Steps)
+		}
+		if s := second[i]; s.Contender != r.Contender || s.Workload != r.Workload || s.N != r.N || s.Steps != r.Steps {
+			t.Errorf("%s %s n=%d: %d steps, then %d", r.Contender, r.Workload, r.N, r.Steps, s.Steps)
+		}
+	}
+	want := map[workload.Kind]float64{workload.Schedule: 1, workload.Cancel: 1, workload.Churn: 2, workload.Refresh: 2}
+	for _, r := range first {
+		if w, ok := want[r.Workload]; ok && (r.Contender == "wheel" || r.Contender == "linux" || r.Contender == "unordered") && r.Value != w {
+			t.Errorf("%s %s n=%d: %g steps/op, want %g (a link, an unlink)", r.Contender, r.Workload, r.N, r.Value, w)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // Unordered is the plainest timer queue: one doubly linked list in no
@@ -24,6 +26,7 @@ type Unordered struct {
 	now     int64
 	seq     uint64
 	scratch []*UnorderedTimer
+	steps   *workload.Steps // nil unless counting (see Structure)
 }
 
 // UnorderedTimer is a timer in an [Unordered] list.
@@ -57,6 +60,7 @@ func (u *Unordered) insert(t *UnorderedTimer, when int64) {
 	s.prev.next = t
 	s.prev = t
 	u.n++
+	u.steps.Add(1)
 }
 
 func (u *Unordered) unlink(t *UnorderedTimer) {
@@ -69,6 +73,7 @@ func (u *Unordered) unlink(t *UnorderedTimer) {
 // Cancel removes t if it is pending and reports whether it was. The
 // complexity is O(1).
 func (u *Unordered) Cancel(t *UnorderedTimer) bool {
+	u.steps.Add(1)
 	if t.prev == nil {
 		return false
 	}
@@ -98,12 +103,18 @@ func (u *Unordered) Expire(now int64, fire func(*UnorderedTimer)) int {
 			due = append(due, t)
 		}
 	}
+	u.steps.Add(1 + u.n + 2*len(due)) // the call, the scan, and each due timer moved and fired
 	if len(due) == 0 {
 		return 0
 	}
-	slices.SortFunc(due, func(a, b *UnorderedTimer) int {
+	order := func(a, b *UnorderedTimer) int {
 		return cmp.Or(cmp.Compare(a.when, b.when), cmp.Compare(a.seq, b.seq))
-	})
+	}
+	if u.steps != nil { // counting: each comparison of the sort is a step
+		compare := order
+		order = func(a, b *UnorderedTimer) int { u.steps.Add(1); return compare(a, b) }
+	}
+	slices.SortFunc(due, order)
 	f := &u.firing
 	for _, t := range due { // move to the firing list, in order
 		t.prev.next, t.next.prev = t.next, t.prev
@@ -140,6 +151,10 @@ func (u *Unordered) Next() (int64, bool) {
 
 // Len returns the number of pending timers. The complexity is O(1).
 func (u *Unordered) Len() int { return u.n }
+
+// countSteps makes u count its steps into s: a timer linked, unlinked,
+// scanned, moved or compared is a step, and so is each Expire call.
+func (u *Unordered) countSteps(s *workload.Steps) { u.steps = s }
 
 // Verify checks the list's links and count and returns an error naming the
 // first broken invariant. It walks every timer: it is meant for tests.

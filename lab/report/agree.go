@@ -10,16 +10,17 @@ import (
 // measure of what one run can be trusted with: for every workload and
 // size, the scheduler's verdict against package time in each run (F
 // faster or smaller, = the same, S slower or larger, as Compare decides)
-// with the ratio it weighed (see Ratio); then every contender's growth
-// class and slope per workload in each run. A row whose verdicts or
-// classes differ is marked with !. It
-// returns how many verdicts and how many growth labels differ between
-// the runs. Cells missing or over budget in some run are left out.
-func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
+// with the ratio it weighed (see Ratio); then the class of every
+// counted structure's steps per workload in each run, which, steps being
+// exact, must not differ. A row whose verdicts or classes differ is
+// marked with !. It returns how many verdicts and how many step classes
+// differ between the runs. Cells missing or over budget in some run are
+// left out.
+func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, classes int) {
 	if len(runs) == 0 {
 		return 0, 0
 	}
-	fmt.Fprintf(w, "timewheel vs time over %d runs (F faster, = same within ±%.1f%%, S slower; tw/time per run, the median of the laps' ratios):\n", len(runs), 100*Band)
+	fmt.Fprintf(w, "timewheel vs time over %d runs (F faster, = same: %s; S slower; tw/time per run, the median of the laps' ratios):\n", len(runs), bandWords())
 	rows := 0
 	for _, k := range l.Kinds {
 		for _, n := range l.Sizes {
@@ -49,29 +50,29 @@ func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, growths int) {
 	if rows == 0 {
 		fmt.Fprintln(w, "  (no workload measured both)")
 	}
-	fmt.Fprintf(w, "\ngrowth labels over %d runs:\n", len(runs))
-	labels := 0
+	fmt.Fprintf(w, "\nclasses of the steps over %d runs (and the slope of the time, which may move):\n", len(runs))
+	fitted := 0
 	for _, c := range l.Contenders {
 		for _, k := range l.Kinds {
-			if !c.Supports(k) {
+			if !c.Counted(k) {
 				continue
 			}
-			classes, shown := make([]string, len(runs)), make([]string, len(runs))
+			names, shown := make([]string, len(runs)), make([]string, len(runs))
 			for i, r := range runs {
-				g := r.Growth(c.Name, k)
-				classes[i], shown[i] = g.Class(), g.String()
+				f := r.StepFit(c.Name, k)
+				names[i], shown[i] = f.Class.String(), padRight(f.String(), 15)+" "+padRight(r.Growth(c.Name, k).String(), 12)
 			}
-			labels++
+			fitted++
 			flag := " "
-			if differ(classes) {
+			if differ(names) {
 				flag = "!"
-				growths++
+				classes++
 			}
-			fmt.Fprintf(w, "%s %-10s %-9s %s\n", flag, c.Name, k, strings.Join(shown, "  "))
+			fmt.Fprintf(w, "%s %-10s %-9s %s\n", flag, c.Name, k, strings.TrimRight(strings.Join(shown, "  "), " "))
 		}
 	}
-	fmt.Fprintf(w, "\nagreement: verdicts differ in %d of %d cells; growth labels differ in %d of %d\n", verdicts, rows, growths, labels)
-	return verdicts, growths
+	fmt.Fprintf(w, "\nagreement: verdicts differ in %d of %d cells; classes of the steps differ in %d of %d\n", verdicts, rows, classes, fitted)
+	return verdicts, classes
 }
 
 // differ reports whether xs holds two different strings.

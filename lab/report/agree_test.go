@@ -9,16 +9,19 @@ import (
 )
 
 // rescaled returns a copy of r with the values of one contender at size n
-// multiplied by f.
+// multiplied by f, its steps too.
 func rescaled(r *Results, contender string, n int, f float64) *Results {
-	rs := make([]workload.Result, len(r.all))
-	for i, x := range r.all {
-		if x.Contender == contender && x.N == n && x.Status == workload.OK {
-			x.Value, x.Lo, x.Hi = x.Value*f, x.Lo*f, x.Hi*f
+	scale := func(all []workload.Result) []workload.Result {
+		rs := make([]workload.Result, len(all))
+		for i, x := range all {
+			if x.Contender == contender && x.N == n && x.Status == workload.OK {
+				x.Value, x.Lo, x.Hi = x.Value*f, x.Lo*f, x.Hi*f
+			}
+			rs[i] = x
 		}
-		rs[i] = x
+		return rs
 	}
-	return Index(rs)
+	return Index(scale(r.all)).WithSteps(scale(r.steps))
 }
 
 func TestAgreementOfIdenticalRuns(t *testing.T) {
@@ -32,7 +35,7 @@ func TestAgreementOfIdenticalRuns(t *testing.T) {
 	// fake: the scheduler is faster than time at 1e3, the same at 1e5,
 	// slower at 1e6, on every workload both run.
 	for _, want := range []string{"  churn       1e3  FFF  0.50 0.50 0.50", "  churn       1e5  ===", "  churn       1e6  SSS  1.50",
-		"verdicts differ in 0 of 15 cells", "growth labels differ in 0 of"} {
+		"verdicts differ in 0 of 15 cells", "classes of the steps differ in 0 of 18", "  heap       expire    O(log n) ±1%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -42,7 +45,8 @@ func TestAgreementOfIdenticalRuns(t *testing.T) {
 func TestAgreementFindsWhatChanged(t *testing.T) {
 	r, l := fake()
 	// Run 2: the scheduler costs twice as much at 1e3 (the same as time
-	// there now), and heap's cost grows a hundredfold at 1e6 (a new growth label).
+	// there now), and heap's cost and steps grow a hundredfold at 1e6 (a
+	// new class).
 	r2 := rescaled(rescaled(r, "timewheel", 1e3, 2), "heap", 1e6, 100)
 	var b bytes.Buffer
 	v, g := Agreement(&b, []*Results{r, r2}, l)
@@ -53,11 +57,11 @@ func TestAgreementFindsWhatChanged(t *testing.T) {
 	if !strings.Contains(out, "! churn       1e3  F=  0.50 1.00") {
 		t.Errorf("the changed verdict is not marked:\n%s", out)
 	}
-	if g == 0 || !strings.Contains(out, "! heap ") {
-		t.Errorf("heap's changed growth is not marked (%d labels differ):\n%s", g, out)
+	if g != 5 || !strings.Contains(out, "! heap       schedule  O(1) ±0%") {
+		t.Errorf("heap's changed classes are not marked (%d differ, want its 5 workloads counted at three sizes):\n%s", g, out)
 	}
 	if strings.Contains(out, "! wheel") || strings.Contains(out, "! time ") {
-		t.Errorf("a growth label that did not change is marked:\n%s", out)
+		t.Errorf("a class that did not change is marked:\n%s", out)
 	}
 }
 

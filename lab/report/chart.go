@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,79 +19,119 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// Charts writes into dir, creating it, log-log charts of cost against n as
-// PNG and SVG: one per contender, a line per workload measured in ns, and
-// one per workload, a line per contender. It returns the files written.
+// Figure is one chart of a run: the name of its files, and what it draws.
+type Figure struct {
+	Name  string // "workload-churn": its files are Name.png and Name.svg
+	Title string
+	chart chart
+}
+
+// Figures returns every chart of a run, log-log, cost against n, one unit
+// on each axis: one per workload, a line per contender, its time (or
+// bytes); one per counted workload, a line per structure, its steps; and
+// one per contender, a line per workload measured in ns/op. A line that
+// stops where a cell went over budget ends in a cross at the size it
+// could not finish, and says so in the legend.
+func Figures(r *Results, l Layout) []Figure {
+	var fs []Figure
+	add := func(name string, c chart) {
+		if !c.empty() {
+			fs = append(fs, Figure{Name: name, Title: c.title, chart: c})
+		}
+	}
+	for _, v := range []view{timed, counted} {
+		prefix, counting := "workload-", ""
+		if v.steps {
+			prefix, counting = "steps-", ", counted"
+		}
+		for _, k := range l.Kinds {
+			c := chart{title: fmt.Sprintf("%s: %s against pending timers%s", k, v.unit(k), counting), unit: v.unit(k)}
+			for i, ct := range l.Contenders {
+				if v.shows(ct, k) {
+					c.add(ct.Name, v, r, ct.Name, k, l.Sizes, i)
+				}
+			}
+			add(prefix+string(k), c)
+		}
+	}
+	for _, ct := range l.Contenders {
+		c := chart{title: fmt.Sprintf("%s: ns per operation against pending timers", ct.Name), unit: "ns/op"}
+		for i, k := range l.Kinds {
+			if k.Unit() == "ns/op" && ct.Supports(k) {
+				c.add(string(k), timed, r, ct.Name, k, l.Sizes, i)
+			}
+		}
+		add("structure-"+ct.Name, c)
+	}
+	return fs
+}
+
+// Charts writes into dir, creating it, every figure of the run (see
+// Figures) as PNG and SVG. It returns the files written.
 func Charts(dir string, r *Results, l Layout) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	var files []string
-	write := func(name string, c chart) error {
-		if c.empty() {
-			return nil
-		}
+	for _, f := range Figures(r, l) {
 		for _, format := range []string{"png", "svg"} {
-			path := filepath.Join(dir, name+"."+format)
-			if err := c.save(path, format); err != nil {
-				return err
+			data, err := f.Render(format)
+			if err != nil {
+				return files, err
+			}
+			path := filepath.Join(dir, f.Name+"."+format)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return files, err
 			}
 			files = append(files, path)
-		}
-		return nil
-	}
-	for _, k := range l.Kinds {
-		c := chart{title: fmt.Sprintf("%s: %s against pending timers", k, k.Unit()), unit: k.Unit()}
-		for i, ct := range l.Contenders {
-			if ct.Supports(k) {
-				c.add(ct.Name, series(r, ct.Name, k, l.Sizes), i)
-			}
-		}
-		if err := write("workload-"+string(k), c); err != nil {
-			return files, err
-		}
-	}
-	for _, ct := range l.Contenders {
-		c := chart{title: fmt.Sprintf("%s: ns per operation against pending timers", ct.Name), unit: "ns"}
-		for i, k := range l.Kinds {
-			if k != workload.Memory && ct.Supports(k) {
-				c.add(fmt.Sprintf("%s (%s)", k, k.Unit()), series(r, ct.Name, k, l.Sizes), i)
-			}
-		}
-		if err := write("structure-"+ct.Name, c); err != nil {
-			return files, err
 		}
 	}
 	return files, nil
 }
 
-// series returns the measured points of one contender's workload.
-func series(r *Results, contender string, k workload.Kind, sizes []int) plotter.XYs {
-	var xys plotter.XYs
-	for _, n := range sizes {
-		if x, ok := r.Get(contender, k, n); ok && x.Status == workload.OK && x.Value > 0 {
-			xys = append(xys, plotter.XY{X: float64(n), Y: x.Value})
-		}
-	}
-	return xys
-}
-
-// chart is one figure: lines with their names, and style indexes.
+// chart is one figure: lines with their names and style indexes, and
+// where each stopped over budget.
 type chart struct {
 	title, unit string
 	names       []string
 	lines       []plotter.XYs
+	overs       []plotter.XYs // one point or none: the first size over budget, at the line's last value
 	styles      []int
 }
 
-func (c *chart) add(name string, xys plotter.XYs, style int) {
+// add adds the line of one contender's workload in view v: its cells at
+// the sizes, up to the first over budget.
+func (c *chart) add(name string, v view, r *Results, contender string, k workload.Kind, sizes []int, style int) {
+	var xys, over plotter.XYs
+	for _, n := range sizes {
+		x, ok := v.get(r, contender, k, n)
+		switch {
+		case !ok:
+		case x.Status == workload.OK && x.Value > 0:
+			xys = append(xys, plotter.XY{X: float64(n), Y: x.Value})
+		case x.Status != workload.OK && len(over) == 0 && len(xys) > 0:
+			over = plotter.XYs{{X: float64(n), Y: xys[len(xys)-1].Y}}
+			name += " (over budget from " + SizeLabel(n) + ")"
+		}
+	}
 	if len(xys) == 0 {
 		return
 	}
-	c.names, c.lines, c.styles = append(c.names, name), append(c.lines, xys), append(c.styles, style)
+	c.names, c.lines, c.overs, c.styles = append(c.names, name), append(c.lines, xys), append(c.overs, over), append(c.styles, style)
 }
 
 func (c *chart) empty() bool { return len(c.lines) == 0 }
+
+// span returns the least and the greatest value the chart draws.
+func (c *chart) span() (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, xys := range c.lines { // an over-budget cross sits at its line's last value
+		for _, p := range xys {
+			lo, hi = min(lo, p.Y), max(hi, p.Y)
+		}
+	}
+	return lo, hi
+}
 
 // palette holds colours told apart easily (Tableau's ten and three more).
 var palette = []color.RGBA{
@@ -101,11 +143,16 @@ var palette = []color.RGBA{
 const (
 	chartWidth  = 9 * vg.Inch
 	chartHeight = 5.5 * vg.Inch
-	legendWidth = 2.4 * vg.Inch
+	legendWidth = 3 * vg.Inch
 )
 
-// save draws the chart, its legend to the right of the plot, as format.
-func (c *chart) save(path, format string) error {
+// Render draws the figure, its legend to the right of the plot, as PNG
+// or SVG, and returns the file's bytes. The same figure renders to the
+// same bytes.
+func (f Figure) Render(format string) ([]byte, error) { return f.chart.render(format) }
+
+// render draws the chart as format.
+func (c *chart) render(format string) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = c.title
 	p.X.Label.Text = "pending timers n"
@@ -120,7 +167,7 @@ func (c *chart) save(path, format string) error {
 	for i, xys := range c.lines {
 		line, points, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s := c.styles[i]
 		col := palette[s%len(palette)]
@@ -131,29 +178,55 @@ func (c *chart) save(path, format string) error {
 		points.Radius = vg.Points(3)
 		p.Add(line, points)
 		legend.Add(c.names[i], line, points)
+		if len(c.overs[i]) > 0 {
+			over, err := plotter.NewScatter(c.overs[i])
+			if err != nil {
+				return nil, err
+			}
+			over.Color, over.Shape, over.Radius = col, draw.CrossGlyph{}, vg.Points(6)
+			p.Add(over)
+		}
 	}
+	p.Y.Min, p.Y.Max = c.yRange()
 	var canvas vg.CanvasWriterTo
 	if format == "png" { // sharper than the default 96 dpi
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(144))}
 	} else {
 		var err error
 		if canvas, err = draw.NewFormattedCanvas(chartWidth, chartHeight, format); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	dc := draw.New(canvas)
 	pad := vg.Points(8)
 	p.Draw(draw.Crop(dc, pad, -legendWidth, pad, -pad))
 	legend.Draw(draw.Crop(dc, chartWidth-legendWidth+vg.Points(10), 0, 0, -vg.Points(40)))
-	f, err := os.Create(path)
-	if err != nil {
-		return err
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, err
 	}
-	if _, err := canvas.WriteTo(f); err != nil {
-		f.Close()
-		return err
+	return b.Bytes(), nil
+}
+
+// yRange returns the y axis's bounds: they cover the data with a
+// labelled tick below it, from the power of ten at or under the least
+// value to a 1, 2 or 5 over the greatest, so that no point sits on an
+// edge or under the first label.
+func (c *chart) yRange() (lo, hi float64) {
+	lo, hi = c.span()
+	return math.Pow(10, math.Floor(math.Log10(lo/1.05))), niceAbove(hi * 1.05)
+}
+
+// niceAbove returns the least of 1, 2 and 5 times a power of ten at or
+// above v.
+func niceAbove(v float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*e >= v {
+			return m * e
+		}
 	}
-	return f.Close()
+	return 10 * e
 }
 
 // decades marks the powers of ten of a log axis, labelled 1e3 on the n
@@ -186,11 +259,13 @@ func (d decades) Ticks(lo, hi float64) []plot.Tick {
 }
 
 func (d decades) label(v float64, e int) string {
-	switch d.unit {
-	case "":
+	switch {
+	case d.unit == "":
 		return fmt.Sprintf("1e%d", e)
-	case "B/timer":
+	case d.unit == "B/timer":
 		return scaled(v, []string{"B", "kB", "MB", "GB"})
+	case strings.HasPrefix(d.unit, "steps"):
+		return scaled(v, []string{"", "k", "M", "G"})
 	}
 	return scaled(v, []string{"ns", "µs", "ms", "s"})
 }
@@ -203,5 +278,5 @@ func scaled(v float64, units []string) string {
 		v /= 1000
 		i++
 	}
-	return fmt.Sprintf("%g %s", v, units[i])
+	return strings.TrimSpace(fmt.Sprintf("%g %s", v, units[i]))
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/timewheel/timewheel/lab/workload"
@@ -42,13 +43,24 @@ const Band = 0.025
 // be OK.
 func Compare(a, b workload.Result) (Order, float64) {
 	ratio := Ratio(a, b)
+	lo, hi := SameRatios()
 	switch {
-	case ratio*(1+Band) < 1-Band:
+	case ratio < lo:
 		return Cheaper, ratio
-	case ratio*(1-Band) > 1+Band:
+	case ratio > hi:
 		return Dearer, ratio
 	}
 	return Same, ratio
+}
+
+// SameRatios returns the ratios between which Compare finds two cells
+// the Same: (1−Band)/(1+Band) and its inverse, 0.951 and 1.051.
+func SameRatios() (lo, hi float64) { return (1 - Band) / (1 + Band), (1 + Band) / (1 - Band) }
+
+// bandWords says what Same means, in the numbers Compare uses.
+func bandWords() string {
+	lo, hi := SameRatios()
+	return fmt.Sprintf("the ratio %.3f–%.3f, each side ±%.1f%%", lo, hi, 100*Band)
 }
 
 // Ratio returns a over b as Compare weighs them: the median of the

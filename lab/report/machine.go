@@ -52,3 +52,29 @@ func cpuModel(path string) string {
 func (m Machine) String() string {
 	return fmt.Sprintf("%s, %d CPUs, GOMAXPROCS=%d, %s %s/%s", m.CPU, m.NumCPU, m.GOMAXPROCS, m.Go, m.OS, m.Arch)
 }
+
+// PeakRSS returns the most memory the process has held resident so far,
+// in bytes: VmHWM in /proc/self/status, or 0 where there is none.
+func PeakRSS() int64 { return peakRSS("/proc/self/status") }
+
+// peakRSS reads VmHWM from a /proc status file.
+func peakRSS(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok || key != "VmHWM" {
+			continue
+		}
+		var kb int64
+		if _, err := fmt.Sscanf(strings.TrimSpace(value), "%d kB", &kb); err != nil {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}

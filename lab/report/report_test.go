@@ -48,11 +48,43 @@ func TestCPUModel(t *testing.T) {
 	}
 }
 
+// fakeSteps are the steps of the fake run's counting structures: heap's
+// schedule and cancel flat, its expire O(log n) and its far O(log n)
+// with the day's steps shared; sorted's schedule O(n), over budget at
+// 1e6 as its times are; the wheel a step or two for everything.
+func fakeSteps(contender string, k workload.Kind, n int) float64 {
+	x := float64(n)
+	switch contender {
+	case "heap":
+		switch k {
+		case workload.Schedule:
+			return 4.3
+		case workload.Cancel:
+			return 5
+		case workload.Expire:
+			return 3 * math.Log2(x+1000)
+		case workload.Far:
+			return 5 + 3*math.Log(x) + 86400/x
+		}
+		return 8
+	case "sorted":
+		if k == workload.Schedule || k == workload.Churn {
+			return x/2 + 2
+		}
+		return 1
+	}
+	if k == workload.Far {
+		return 7 + 86400/x
+	}
+	return 1.7
+}
+
 // fake returns results for five contenders at three sizes, each a median
 // with its middle half ±5 %: heap O(log n) and sorted the same, sorted
 // over budget at the largest; wheel half of heap's cost but the same at
 // 1e6; package time twice heap's, without expire; the scheduler faster
-// than package time at 1e3, the same at 1e5, slower at 1e6.
+// than package time at 1e3, the same at 1e5, slower at 1e6; and the
+// steps of fakeSteps for the structures.
 func fake() (*Results, Layout) {
 	factor := map[string][]float64{
 		"heap": {1, 1, 1}, "sorted": {1, 1, 1}, "wheel": {0.5, 0.5, 0.98},
@@ -82,7 +114,24 @@ func fake() (*Results, Layout) {
 			}
 		}
 	}
-	return Index(rs), Layout{Contenders: cs, Sizes: sizes, Kinds: workload.Kinds()}
+	var steps []workload.Result
+	for _, c := range cs {
+		for _, k := range workload.Kinds() {
+			if !c.Counted(k) {
+				continue
+			}
+			for _, n := range sizes {
+				v := fakeSteps(c.Name, k, n)
+				r := workload.Result{Contender: c.Name, Workload: k, N: n, Value: v, Lo: v, Hi: v, Rounds: 1,
+					Unit: k.StepUnit(), Ops: 1000, Steps: int64(1000 * v), Status: workload.OK}
+				if c.Name == "sorted" && n == 1e6 {
+					r = workload.Result{Contender: c.Name, Workload: k, N: n, Unit: k.StepUnit(), Status: workload.Predicted}
+				}
+				steps = append(steps, r)
+			}
+		}
+	}
+	return Index(rs).WithSteps(steps), Layout{Contenders: cs, Sizes: sizes, Kinds: workload.Kinds()}
 }
 
 func TestTables(t *testing.T) {
@@ -90,7 +139,8 @@ func TestTables(t *testing.T) {
 	var b bytes.Buffer
 	Tables(&b, r, l)
 	out := b.String()
-	for _, want := range []string{"schedule, ns/op", "expire, ns/fired", "far, ns/timer", "memory, B/timer", "1e3", "1e6", "≲O(log n) 0.10", "over"} {
+	for _, want := range []string{"schedule, ns/op", "expire, ns/fired", "far, ns/timer", "memory, B/timer", "1e3", "1e6", "memory 0.10", "over",
+		"schedule, steps/op", "expire, steps/fired", "far, steps/timer", "O(1) ±0%", "O(log n) ±", "? 2 sizes", "class"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tables lack %q:\n%s", want, out)
 		}
@@ -108,9 +158,33 @@ func TestTables(t *testing.T) {
 func TestClaims(t *testing.T) {
 	r, l := fake()
 	var b bytes.Buffer
-	Claims(&b, r, l)
-	if !strings.Contains(b.String(), "O(log n)") || strings.Contains(b.String(), "timewheel") {
-		t.Errorf("claims:\n%s", b.String())
+	checks := Claims(&b, r, l)
+	out := b.String()
+	for prefix, want := range map[string][]string{
+		"heap ":   {"O(lg n) 004   O(1) ±0%", "✗1", "O(1) 004      O(1) ±0%            ✓", "O(1) 004      O(log n)", "✗2"},
+		"sorted ": {"O(n) 004      ? 2 sizes           ?"},
+		"wheel ":  {"O(1) 004      O(1) ±0%            ✓"},
+		"✗1 ":     {"heap schedule: claimed O(lg n) (004), counted O(1): a random deadline sifts up O(1) levels on average"},
+		"✗2 ":     {"heap expire: claimed O(1) (004), counted O(log n): each timer fired is a pop"},
+	} {
+		got := line(t, out, prefix)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q lacks %q", got, w)
+			}
+		}
+	}
+	if strings.Contains(out, "timewheel") || strings.Contains(out, "✗3") {
+		t.Errorf("claims of package time or the scheduler, or a third disagreement:\n%s", out)
+	}
+	var disagree int
+	for _, x := range checks {
+		if x.Disagrees() {
+			disagree++
+		}
+	}
+	if len(checks) != 9 || disagree != 2 {
+		t.Errorf("%d checks, %d disagreeing; want 9 (three structures, three claims) and 2:\n%s", len(checks), disagree, out)
 	}
 }
 
@@ -204,16 +278,21 @@ func TestVerdict(t *testing.T) {
 
 func TestChartsAndJSON(t *testing.T) {
 	r, l := fake()
-	l.Kinds = []workload.Kind{workload.Schedule, workload.Memory}
-	l.Contenders = l.Contenders[:2]
+	l.Kinds = []workload.Kind{workload.Schedule, workload.Expire, workload.Memory}
+	l.Contenders = l.Contenders[:2] // sorted, heap
 	dir := filepath.Join(t.TempDir(), "out")
 	files, err := Charts(dir, r, l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// two workloads and two contenders, PNG and SVG each
-	if len(files) != 2*(2+2) {
-		t.Errorf("wrote %d files: %v", len(files), files)
+	// three workloads, two of them counted, and the two contenders' ns/op; PNG and SVG each
+	var names []string
+	for _, f := range Figures(r, l) {
+		names = append(names, f.Name)
+	}
+	want := []string{"workload-schedule", "workload-expire", "workload-memory", "steps-schedule", "steps-expire", "structure-sorted", "structure-heap"}
+	if !slices.Equal(names, want) || len(files) != 2*len(want) {
+		t.Errorf("figures %v, %d files; want %v, twice as many files", names, len(files), want)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -233,8 +312,58 @@ func TestChartsAndJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Results) != len(r.all) || len(back.Growth) == 0 || back.Machine.Go == "" {
-		t.Errorf("JSON round trip lost something: %d results, %d growths", len(back.Results), len(back.Growth))
+	if len(back.Results) != len(r.all) || len(back.Steps) != len(r.steps) || len(back.Growth) == 0 || len(back.Classes) == 0 ||
+		len(back.Claims) != 4 || back.Machine.Go == "" {
+		t.Errorf("JSON round trip lost something: %d results, %d steps, %d growths, %d classes, %d claims",
+			len(back.Results), len(back.Steps), len(back.Growth), len(back.Classes), len(back.Claims))
+	}
+}
+
+// TestFiguresCannotMislead checks what the issue of misleading charts
+// asked for: one unit on each chart's axis, an axis that covers the
+// data with a labelled tick at or below it, and a line that stops at a
+// cell over budget marked where it stopped.
+func TestFiguresCannotMislead(t *testing.T) {
+	r, l := fake()
+	for _, f := range Figures(r, l) {
+		c := f.chart
+		if strings.HasPrefix(f.Name, "structure-") && c.unit != "ns/op" {
+			t.Errorf("%s: unit %s", f.Name, c.unit)
+		}
+		if strings.HasPrefix(f.Name, "steps-") != strings.HasPrefix(c.unit, "steps") {
+			t.Errorf("%s: unit %s", f.Name, c.unit)
+		}
+		lo, hi := c.yRange()
+		ticks := decades{unit: c.unit}.Ticks(lo, hi)
+		first := math.Inf(1)
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				first = min(first, tk.Value)
+			}
+		}
+		for i, line := range c.lines {
+			for _, p := range line {
+				if p.Y < lo || p.Y > hi || p.Y < first {
+					t.Errorf("%s, %s: %v outside the axis %v–%v or under its first label %v", f.Name, c.names[i], p.Y, lo, hi, first)
+				}
+			}
+			// sorted is over budget at 1e6 in every workload, timed and counted
+			sorted := strings.HasPrefix(c.names[i], "sorted") || f.Name == "structure-sorted"
+			said := strings.Contains(c.names[i], "(over budget from 1e6)")
+			if crossed := len(c.overs[i]) == 1; crossed != sorted || said != sorted {
+				t.Errorf("%s, %s: over-budget cross %v", f.Name, c.names[i], c.overs[i])
+			}
+		}
+	}
+	// sorted's schedule stops at 1e6: a cross there, at its last value
+	for _, f := range Figures(r, l) {
+		if f.Name != "workload-schedule" {
+			continue
+		}
+		i := slices.Index(f.chart.names, "sorted (over budget from 1e6)")
+		if i < 0 || len(f.chart.overs[i]) != 1 || f.chart.overs[i][0].X != 1e6 || f.chart.overs[i][0].Y != 30 {
+			t.Errorf("sorted's line: names %v, overs %v", f.chart.names, f.chart.overs)
+		}
 	}
 }
 
@@ -262,5 +391,96 @@ func TestLoad(t *testing.T) {
 	a.ok = false
 	if l := loadBetween(a, b); l.Known || l.String() != "unknown (no /proc/stat)" {
 		t.Errorf("loadBetween without counters = %+v, %q", l, l.String())
+	}
+}
+
+// TestRankFollowsThePairedRatio: when the laps' paired ratios put the
+// cell with the higher median ahead, the verdict names it the cheapest,
+// ahead by a ratio above one, never "0.9× ahead".
+func TestRankFollowsThePairedRatio(t *testing.T) {
+	laps := func(name string, costs ...float64) workload.Result {
+		med := slices.Sorted(slices.Values(costs))[len(costs)/2]
+		return workload.Result{Contender: name, Value: med, Costs: costs, Status: workload.OK, Rounds: len(costs)}
+	}
+	// a's median is lower, but b was cheaper in two laps of three by 5 %
+	a, b := laps("a", 10, 10, 30), laps("b", 9.5, 12, 12)
+	st := rank([]workload.Result{a, b})
+	if st.best.Contender != "b" || !slices.Equal(st.next, []string{"a"}) || st.ahead <= 1 {
+		t.Errorf("rank: best %s, next %v, ahead %.3f; want b, [a], above 1", st.best.Contender, st.next, st.ahead)
+	}
+}
+
+// TestConclusion: for each use of timers, the cheapest structure size by
+// size, where the choice changes, what the winner costs elsewhere when
+// its steps grow as n, and how far the engine is.
+func TestConclusion(t *testing.T) {
+	r, l := fake()
+	var b bytes.Buffer
+	lines := Conclusion(&b, r, l)
+	if len(lines) != 3 {
+		t.Fatalf("%d sentences, want one per use:\n%s", len(lines), b.String())
+	}
+	want := "timeouts that are mostly cancelled (churn: cancel one, schedule one): wheel (10–15 ns/op) at 1e3–1e5; heap ≈ wheel (39 ns/op) at 1e6. The engine, wheel, is the cheapest at every size."
+	if lines[0] != want {
+		t.Errorf("churn:\n%s\nwant\n%s", lines[0], want)
+	}
+	// unordered cheapest at 1e3 and its expire O(n); the wheel from 1e5
+	var cs []workload.Contender
+	for _, c := range lab.Contenders() {
+		if c.Name == "unordered" || c.Name == "wheel" {
+			cs = append(cs, c)
+		}
+	}
+	sizes := []int{1e3, 1e5, 1e6}
+	var rs, steps []workload.Result
+	for _, n := range sizes {
+		for _, c := range cs {
+			v := map[string]float64{"unordered": 10, "wheel": 20}[c.Name]
+			if n > 1e3 {
+				v = map[string]float64{"unordered": 60, "wheel": 30}[c.Name]
+			}
+			for _, k := range []workload.Kind{workload.Churn, workload.Expire} {
+				rs = append(rs, workload.Result{Contender: c.Name, Workload: k, N: n, Value: v, Status: workload.OK})
+				s := 2.0
+				if c.Name == "unordered" && k == workload.Expire {
+					s = 13 + float64(n)/1000
+				}
+				steps = append(steps, workload.Result{Contender: c.Name, Workload: k, N: n, Value: s, Status: workload.OK})
+			}
+		}
+	}
+	r = Index(rs).WithSteps(steps)
+	b.Reset()
+	lines = Conclusion(&b, r, Layout{Contenders: cs, Sizes: sizes, Kinds: []workload.Kind{workload.Churn, workload.Expire}})
+	want = "timeouts that are mostly cancelled (churn: cancel one, schedule one): unordered (10 ns/op) at 1e3; wheel (30 ns/op) at 1e5–1e6. " +
+		"unordered's expire counts O(n) steps (60 ns/fired at 1e6). The engine, wheel, costs 1.0–2.0× the cheapest."
+	if len(lines) != 2 || lines[0] != want {
+		t.Errorf("conclusion:\n%s\nwant first\n%s", b.String(), want)
+	}
+}
+
+// TestLegendStatesTheBand: the legends say the band Compare uses, in its
+// numbers, and the lab's other words for what its slopes and classes
+// mean.
+func TestLegendStatesTheBand(t *testing.T) {
+	r, l := fake()
+	var b bytes.Buffer
+	Verdict(&b, r, l)
+	Tables(&b, r, l)
+	lo, hi := SameRatios()
+	out := b.String()
+	for _, want := range []string{fmt.Sprintf("the ratio %.3f–%.3f, each side ±2.5%%", lo, hi), "(far 3)", "flat |s|<0.05", "falls s≤−0.05", "within ±5% of the steps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("legends lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "3–3") || strings.Contains(out, "≲O(log n)") {
+		t.Errorf("legends say 3–3 or ≲O(log n):\n%s", out)
+	}
+	if o, _ := Compare(workload.Result{Value: lo * 1.0001, Status: workload.OK}, workload.Result{Value: 1, Status: workload.OK}); o != Same {
+		t.Errorf("a ratio just inside %.4f: %v, want Same", lo, o)
+	}
+	if o, _ := Compare(workload.Result{Value: hi * 1.0001, Status: workload.OK}, workload.Result{Value: 1, Status: workload.OK}); o != Dearer {
+		t.Errorf("a ratio just outside %.4f: %v, want Dearer", hi, o)
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -41,7 +42,7 @@ func Verdict(w io.Writer, r *Results, l Layout) {
 	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "verdict, computed from this run (medians of the laps' ratios; ≈: within ±%.1f%% of each other, the resolution of back-to-back runs):\n", 100*Band)
+	fmt.Fprintf(w, "verdict, computed from this run (medians of the laps' ratios; ≈: %s, the resolution of back-to-back runs):\n", bandWords())
 	for _, line := range lines {
 		fmt.Fprintln(w, line)
 	}
@@ -134,52 +135,74 @@ func cheapest(r *Results, structures []string, k workload.Kind, sizes []int) str
 			continue
 		}
 		measured = append(measured, n)
-		slices.SortStableFunc(cells, func(a, b workload.Result) int {
-			switch {
-			case a.Value < b.Value:
-				return -1
-			case a.Value > b.Value:
-				return 1
-			}
-			return 0
-		})
-		best := cells[0]
-		names := []string{best.Contender}
-		for _, x := range cells[1:] {
-			if o, _ := Compare(best, x); o == Same {
-				names = append(names, x.Contender)
-			}
-		}
+		st := rank(cells)
 		unit := k.Unit()
 		switch {
-		case len(names) > 1:
-			slices.Sort(names)
-			key := strings.Join(names, " ≈ ")
-			spans = addSpan(spans, key, n, best.Value, func(lo, hi float64) string {
+		case len(st.same) > 1:
+			key := strings.Join(st.same, " ≈ ")
+			spans = addSpan(spans, key, n, st.best.Value, func(lo, hi float64) string {
 				return fmt.Sprintf("%s (%s %s)", key, between(lo, hi), unit)
 			})
-		case len(cells) == 1:
-			spans = addSpan(spans, best.Contender+" alone", n, best.Value, func(lo, hi float64) string {
-				return fmt.Sprintf("%s, the only one measured (%s %s)", best.Contender, between(lo, hi), unit)
+		case len(st.next) == 0:
+			spans = addSpan(spans, st.best.Contender+" alone", n, st.best.Value, func(lo, hi float64) string {
+				return fmt.Sprintf("%s, the only one measured (%s %s)", st.best.Contender, between(lo, hi), unit)
 			})
 		default:
-			next := cells[1]
-			group := []string{next.Contender}
-			for _, x := range cells[2:] {
-				if o, _ := Compare(next, x); o == Same {
-					group = append(group, x.Contender)
-				}
-			}
-			slices.Sort(group)
-			others := strings.Join(group, " ≈ ")
-			key := best.Contender + " ahead of " + others
-			_, ratio := Compare(next, best)
-			spans = addSpan(spans, key, n, ratio, func(lo, hi float64) string {
-				return fmt.Sprintf("%s, %s %s %s", best.Contender, times(lo, hi), words(k).ahead, others)
+			best, others := st.best.Contender, strings.Join(st.next, " ≈ ")
+			spans = addSpan(spans, best+" ahead of "+others, n, st.ahead, func(lo, hi float64) string {
+				return fmt.Sprintf("%s, %s %s %s", best, times(lo, hi), words(k).ahead, others)
 			})
 		}
 	}
 	return join(spans, measured)
+}
+
+// standing is how the cells of one workload and size rank: the cheapest,
+// those the run cannot tell from it, and the next ones.
+type standing struct {
+	best  workload.Result
+	same  []string // the cheapest and those Same as it, sorted
+	next  []string // the cheapest of the others and those Same as it, sorted; nil if none
+	ahead float64  // how far the cheapest is ahead of the next: their paired ratio, above SameRatios' hi
+}
+
+// rank ranks cells by Compare: the cheapest is the cell no other is
+// Cheaper than (the lowest median, unless the laps' paired ratios put
+// another ahead of it), then come those the same as it, then the others
+// by their medians.
+func rank(cells []workload.Result) standing {
+	cells = slices.Clone(cells)
+	slices.SortStableFunc(cells, func(a, b workload.Result) int { return cmp.Compare(a.Value, b.Value) })
+	best := cells[0]
+	for _, x := range cells[1:] {
+		if o, _ := Compare(x, best); o == Cheaper {
+			best = x
+		}
+	}
+	st := standing{best: best, same: []string{best.Contender}}
+	var rest []workload.Result
+	for _, x := range cells {
+		switch o, _ := Compare(x, best); {
+		case x.Contender == best.Contender:
+		case o == Dearer:
+			rest = append(rest, x)
+		default:
+			st.same = append(st.same, x.Contender)
+		}
+	}
+	slices.Sort(st.same)
+	if len(rest) > 0 {
+		next := rest[0]
+		st.next = []string{next.Contender}
+		for _, x := range rest[1:] {
+			if o, _ := Compare(x, next); o == Same {
+				st.next = append(st.next, x.Contender)
+			}
+		}
+		slices.Sort(st.next)
+		st.ahead = Ratio(next, best)
+	}
+	return st
 }
 
 // schedulerVsTime returns, size by size, whether the scheduler is faster

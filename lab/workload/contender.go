@@ -20,23 +20,60 @@ type Contender struct {
 	// Claims are the costs claimed for a queue; nil for package time and
 	// the scheduler.
 	Claims *Claims
+	// Caveat is what a user of it must know besides its costs, said of
+	// it ("fires late by design, …"), or "".
+	Caveat string
 
-	clockless bool   // its clock cannot be driven: no expire, no far
-	ops       opener // its workloads, bound to its handle type
+	clockless bool    // its clock cannot be driven: no expire, no far
+	ops       opener  // its workloads, bound to its handle type
+	counter   Counter // its queues that count their steps; nil if it has none
 }
 
-// Claims are the costs the reference documents claim for a structure, in
-// their terms; Expire is per call, with k timers due.
+// Claims are the costs the reference documents claim for a structure's
+// schedule, cancel and expire.
 type Claims struct {
-	Schedule, Cancel, Expire string
+	Schedule, Cancel, Expire Claim
+}
+
+// Claim is the cost a source gives one operation of a structure.
+type Claim struct {
+	// Cost is the cost as the source writes it: "O(lg n)", "O(k log n)",
+	// "O(n/512) per tick".
+	Cost string
+	// Source names where it comes from: a reference document ("004"), or
+	// "doc" for the structure's own documentation where no document
+	// speaks of it.
+	Source string
+	// Class is what the claim predicts for the lab's workload, in n: per
+	// operation, and for expire per timer fired, k timers being due
+	// (O(k log n) is O(log n)). The steps are held to it.
+	Class Class
+	// Why is what the lab knows of why the steps may disagree with the
+	// claim, in one line; the report prints it beside a disagreement.
+	Why string
+}
+
+// Get returns the claim for workload k: schedule, cancel or expire; the
+// zero Claim for the others.
+func (cs Claims) Get(k Kind) Claim {
+	switch k {
+	case Schedule:
+		return cs.Schedule
+	case Cancel:
+		return cs.Cancel
+	case Expire:
+		return cs.Expire
+	}
+	return Claim{}
 }
 
 // Queue returns the contender for a timer queue: newQueue returns an empty
-// one, with handles of type H. It runs every workload. The compiler checks
-// the queue against H, so a contender cannot be bound to the wrong handle
-// type.
-func Queue[H comparable](name, origin string, claims Claims, newQueue func() queue.Queue[H]) Contender {
-	return Contender{Name: name, Origin: origin, Claims: &claims, ops: bound[H]{newQueue: newQueue}}
+// one, with handles of type H, and counted, if not nil, makes queues of
+// the same structure that count their steps (see CountSteps). It runs
+// every workload. The compiler checks the queue against H, so a
+// contender cannot be bound to the wrong handle type.
+func Queue[H comparable](name, origin string, claims Claims, newQueue func() queue.Queue[H], counted Counter) Contender {
+	return Contender{Name: name, Origin: origin, Claims: &claims, ops: bound[H]{newQueue: newQueue}, counter: counted}
 }
 
 // realTimers are timers on the real clock: package time and the

@@ -30,12 +30,20 @@
 // Workloads are single-goroutine: the scheduler's lock is taken but never
 // contended.
 //
-// A cell is measured after a forced garbage collection, in three rounds
-// of chunks that double in size, timing only the operations (untimed
-// repairs keep n as it was); it reports the cheapest round, since what
-// other processes do to the machine only adds time. Budgets bound the
-// wall time of filling a station, of each cell and of each far cell; a
-// cell over budget stops the contender's larger sizes of that workload,
-// and a fill or far cell whose time, extrapolated from the two sizes
-// before (a power law through them), would be far over budget is not run.
+// Run measures the cells of one workload and size together, in laps of
+// one round each, every contender's round in turn, until the rounds of
+// every cell have settled; each cell is the median of its rounds, timed
+// on the CPU clock of the lab's thread, the collector held off during the
+// laps (see Run). Budgets bound the time of filling a station, of each
+// cell and of each far cell; a cell over budget stops the contender's
+// larger sizes of that workload, and a fill or far cell whose time,
+// extrapolated from the two sizes before (a power law through them),
+// would be far over budget is not run.
+//
+// CountSteps counts, in a pass of its own after the timed rounds, the
+// steps each structure takes per operation of the same workloads: on
+// stations of queues made to count (see Steps and CountedQueue), filled
+// with the same seed, for a fixed number of operations, so that the
+// counts are the same in every run and on every machine. FitSteps fits
+// a growth class to them; FitGrowth fits the slope of the times.
 package workload

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Growth is how a cost grows with n: the slope of log cost over log n,
@@ -11,7 +12,7 @@ import (
 // load moves a few of those slopes, not their median, where it would tilt
 // a least-squares line.
 type Growth struct {
-	Slope  float64 // 0 for O(1), 1 for O(n); O(log n) from 1e2 to 1e6 is about 0.12
+	Slope  float64 // 0 for a flat cost, 1 for one that grows as n; O(log n) from 1e2 to 1e6 is about 0.12
 	Points int     // sizes it was fitted to; fewer than 2 tells nothing
 }
 
@@ -41,41 +42,39 @@ func FitGrowth(rs []Result) Growth {
 	return Growth{Slope: med, Points: len(ps)}
 }
 
-// Class returns what the slope looks like: ≲O(log n) below 0.6, ≈O(√n)
-// below 0.8, ≈O(n) below 1.25, ≈O(n^1.5) below 1.75, ≈O(n²) from there;
-// "?" for fewer than two points. O(1) and O(log n) share a class because
-// the lab cannot tell them apart from one run to the next: from 1e2 to
-// 1e6, O(log n) alone gives a slope of 0.12 (a heap's expire, whose
-// queue holds a burst of 1000 beside the n, 0.07), and cache misses add
-// up to 0.35 more at a million timers to O(1) and O(log n) operations
-// alike (the engine's cancel reads 0.31, a binary heap's 0.38); the
-// contenders' slopes fill 0 to 0.47 without a gap, and back-to-back runs
-// move a slope by up to 0.05 to 0.1, so any line between 0 and 0.47
-// moves some label from run to run. The slope itself, printed beside
-// the class, tells a flat cost (near 0) from a growing one. The classes
-// name no exponent of their own, so that slopes a little apart read the
-// same; the class is what was observed, not a proof.
-func (g Growth) Class() string {
+// Name says what a slope of time over n shows, the algorithm being
+// told by the steps (see FitSteps): "falls" below −0.05 (a fixed cost
+// shared by more timers: far's 86,400 clock steps, memory's fixed part),
+// "flat" within ±0.05, "memory" below 0.6 (cache and TLB misses as the
+// timers outgrow the caches: from 1e2 to 1e6 they add up to 0.45 to a
+// step whose count does not grow, and a true O(log n) alone gives 0.12),
+// and from 0.6 "n^s", where the algorithm's own growth shows through;
+// "?" for fewer than two points. Two close slopes may get different
+// names from run to run; the steps' class may not (see FitSteps).
+func (g Growth) Name() string {
 	s := g.Slope
 	switch {
 	case g.Points < 2:
 		return "?"
+	case s <= -0.05:
+		return "falls"
+	case s < 0.05:
+		return "flat"
 	case s < 0.6:
-		return "≲O(log n)"
-	case s < 0.8:
-		return "≈O(√n)"
-	case s < 1.25:
-		return "≈O(n)"
-	case s < 1.75:
-		return "≈O(n^1.5)"
+		return "memory"
 	}
-	return "≈O(n²)"
+	return fmt.Sprintf("n^%.2f", s)
 }
 
-// String returns the class and the slope, as "≲O(log n) 0.21".
+// String returns the name and the slope, as "memory 0.32" or "n^0.91"
+// (whose name holds it).
 func (g Growth) String() string {
-	if g.Points < 2 {
+	switch name := g.Name(); {
+	case g.Points < 2:
 		return "?"
+	case strings.HasPrefix(name, "n^"):
+		return name
+	default:
+		return fmt.Sprintf("%s %.2f", name, g.Slope)
 	}
-	return fmt.Sprintf("%s %.2f", g.Class(), g.Slope)
 }

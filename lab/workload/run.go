@@ -77,6 +77,9 @@ type Result struct {
 	Ops       int           `json:"ops"` // operations measured, over every round
 	Status    Status        `json:"status"`
 	Wall      time.Duration `json:"wall_ns"` // wall time the cell took
+	// Steps is the number of steps counted over Ops, in the counting
+	// pass (see CountSteps); its Value is Steps/Ops.
+	Steps int64 `json:"steps,omitempty"`
 	// Costs holds the cost of each round, in Unit, in the order run: round
 	// i of every cell of a workload and size ran in the same lap.
 	Costs []float64 `json:"costs,omitempty"`
@@ -103,16 +106,33 @@ type Config struct {
 }
 
 // Cells returns the number of results Run will return for cfg.
-func Cells(cfg Config) int {
+func Cells(cfg Config) int { return cells(cfg, Contender.Supports) }
+
+// cells returns the number of cells of cfg whose contender has the
+// workload.
+func cells(cfg Config, has func(Contender, Kind) bool) int {
 	n := 0
 	for _, c := range cfg.Contenders {
 		for _, k := range cfg.Kinds {
-			if c.Supports(k) {
+			if has(c, k) {
 				n += len(cfg.Sizes)
 			}
 		}
 	}
 	return n
+}
+
+// collect returns the results of a pass and the function that adds one,
+// with its unit, and tells cfg.Progress.
+func collect(cfg Config, unit func(Kind) string) (*[]Result, func(Result)) {
+	out := new([]Result)
+	return out, func(r Result) {
+		r.Unit = unit(r.Workload)
+		*out = append(*out, r)
+		if cfg.Progress != nil {
+			cfg.Progress(r)
+		}
+	}
 }
 
 // Run measures every cell of cfg and returns the results, sizes in
@@ -138,25 +158,16 @@ func Cells(cfg Config) int {
 func Run(cfg Config) []Result {
 	runtime.LockOSThread() // one thread, for its CPU clock
 	defer runtime.UnlockOSThread()
-	sizes := slices.Clone(cfg.Sizes)
-	slices.Sort(sizes)
-	var out []Result
-	emit := func(r Result) {
-		r.Unit = r.Workload.Unit()
-		out = append(out, r)
-		if cfg.Progress != nil {
-			cfg.Progress(r)
-		}
-	}
+	out, emit := collect(cfg, Kind.Unit)
 	gates := make([]*gate, len(cfg.Contenders))
 	for i := range gates {
 		gates[i] = &gate{over: map[Kind]bool{}}
 	}
-	for _, n := range sizes {
+	for _, n := range sortedSizes(cfg.Sizes) {
 		runSize(cfg, n, gates, emit)
 		runtime.GC() // leave nothing of this size to the next one's measures
 	}
-	return out
+	return *out
 }
 
 // runSize measures every cell of size n.
@@ -167,7 +178,7 @@ func runSize(cfg Config, n int, gates []*gate, emit func(Result)) {
 			resident = append(resident, k)
 		}
 	}
-	if slices.Contains(cfg.Kinds, Memory) {
+	if containsKind(cfg.Kinds, Memory) {
 		for i, c := range cfg.Contenders {
 			if open(cfg, c, n, gates[i], []Kind{Memory}, emit) != nil {
 				panic("workload: a memory station is closed once measured")
@@ -195,10 +206,19 @@ func runSize(cfg Config, n int, gates []*gate, emit func(Result)) {
 			stations[i] = nil // for the far cells' collections
 		}
 	}
-	if slices.Contains(cfg.Kinds, Far) {
+	if containsKind(cfg.Kinds, Far) {
 		runFar(cfg, n, gates, emit)
 	}
 }
+
+// sortedSizes returns the sizes in ascending order.
+func sortedSizes(sizes []int) []int {
+	s := slices.Clone(sizes)
+	slices.Sort(s)
+	return s
+}
+
+func containsKind(ks []Kind, k Kind) bool { return slices.Contains(ks, k) }
 
 // gate keeps, for one contender, which workloads went over budget and how
 // long (on the lab's clock) filling and far took at the sizes before.
@@ -222,11 +242,22 @@ func predict(ps []point, n int) time.Duration {
 		return 0
 	}
 	prev, last := ps[len(ps)-2], ps[len(ps)-1]
-	if last.wall < 10*time.Millisecond || prev.wall < time.Millisecond || last.n <= prev.n {
+	if last.wall < 10*time.Millisecond || prev.wall < time.Millisecond {
 		return 0
 	}
-	p := math.Log(float64(last.wall)/float64(prev.wall)) / math.Log(float64(last.n)/float64(prev.n))
-	return time.Duration(float64(last.wall) * math.Pow(float64(n)/float64(last.n), max(p, 0)))
+	return time.Duration(powerLaw(float64(prev.n), float64(prev.wall), float64(last.n), float64(last.wall), float64(n)))
+}
+
+// powerLaw returns the value at n of the power law y ∝ x^p through
+// (x0, y0) and (x1, y1), p at least 0: a cost that falls with n is
+// expected to stay where it is. It returns 0 if it cannot tell (x1 not
+// beyond x0, or a value not positive).
+func powerLaw(x0, y0, x1, y1, n float64) float64 {
+	if x1 <= x0 || y0 <= 0 || y1 <= 0 {
+		return 0
+	}
+	p := math.Log(y1/y0) / math.Log(x1/x0)
+	return y1 * math.Pow(n/x1, max(p, 0))
 }
 
 // open fills a station of c with n timers for the workloads ks it
@@ -459,7 +490,7 @@ func runFar(cfg Config, n int, gates []*gate, emit func(Result)) {
 			busy = true
 			runtime.GC() // the garbage of the run before would bill this one
 			start, cpu := time.Now(), clock()
-			until := deadline(0)
+			var until stop = never
 			if lap == 0 {
 				until = after(cfg.Budget.Far)
 			}
@@ -517,8 +548,11 @@ func clock() time.Duration {
 	return time.Since(epoch)
 }
 
-// deadline is a time on the lab's clock; the zero deadline never passes.
+// deadline is a time on the lab's clock; the zero deadline, never,
+// never passes.
 type deadline time.Duration
+
+const never deadline = 0
 
 // after returns the deadline d from now on the lab's clock.
 func after(d time.Duration) deadline { return deadline(clock() + d) }

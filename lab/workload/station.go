@@ -29,8 +29,21 @@ type Station interface {
 // Open returns a station of c holding n pending timers, the generator
 // seeded with seed, and the heap bytes it took per timer.
 func (c Contender) Open(n int, seed uint64) (Station, float64) {
-	st, mem, _ := c.ops.open(n, seed, 0, true)
+	st, mem, _ := c.ops.open(n, seed, never, true)
 	return st, mem
+}
+
+// OpenCounted returns a station of c holding n pending timers, the
+// generator seeded with seed, on a queue that counts its steps into
+// steps; a Stopwatch whose StartTimer and StopTimer read steps counts
+// what Run would time. It panics if c does not count its steps (see
+// Counts).
+func (c Contender) OpenCounted(n int, seed uint64, steps *Steps) Station {
+	if !c.Counts() {
+		panic(fmt.Sprintf("workload: %s does not count its steps", c.Name))
+	}
+	st, _ := c.counter.open(n, seed, steps, never)
+	return st
 }
 
 // Far runs the far workload on n timers of c, timing it with sw.
@@ -38,7 +51,7 @@ func (c Contender) Far(n int, seed uint64, sw Stopwatch) {
 	if !c.Supports(Far) {
 		panic(fmt.Sprintf("workload: %s has no far workload", c.Name))
 	}
-	c.ops.far(n, seed, 0, sw)
+	c.ops.far(n, seed, never, sw)
 }
 
 // Tick offsets of the workloads, one tick a millisecond.
@@ -60,12 +73,13 @@ const deadlineCheck = 1024
 // opener makes stations of one handle type; see bound.
 type opener interface {
 	// open fills a new station with n timers, measuring the heap it takes
-	// if mem, and reports false if the fill deadline passed first.
-	open(n int, seed uint64, fill deadline, mem bool) (st Station, bytesPerTimer float64, ok bool)
+	// if mem, and reports false if fill passed first.
+	open(n int, seed uint64, fill stop, mem bool) (st Station, bytesPerTimer float64, ok bool)
 	// far runs the far workload on a new queue, timing it with sw, and
 	// reports false if until passed first.
-	far(n int, seed uint64, until deadline, sw Stopwatch) bool
-	farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool
+	far(n int, seed uint64, until stop, sw Stopwatch) bool
+	// farWith is far in the geometry of plan.
+	farWith(plan farPlan, n int, seed uint64, until stop, sw Stopwatch) bool
 }
 
 // timers is what every contender offers a station: schedule, cancel and
@@ -97,8 +111,8 @@ type station[H comparable] struct {
 	fire   func(H)
 }
 
-func (b bound[H]) open(n int, seed uint64, fill deadline, mem bool) (Station, float64, bool) {
-	s := &station[H]{hs: make([]H, 0, n), tmp: make([]H, 0, chunk), r: newRNG(seed), fire: func(H) {}}
+func (b bound[H]) open(n int, seed uint64, fill stop, mem bool) (Station, float64, bool) {
+	s := newStation[H](n, seed) // before the memory is read: the handles are the lab's, not the contender's
 	var before runtime.MemStats
 	if mem {
 		runtime.GC() // twice: timers a contender before stopped may be freed only by the second
@@ -112,12 +126,8 @@ func (b bound[H]) open(n int, seed uint64, fill deadline, mem bool) (Station, fl
 		s.real = b.newReal()
 		s.t = s.real
 	}
-	for i := range n {
-		if i%deadlineCheck == deadlineCheck-1 && fill.passed() {
-			s.Close()
-			return nil, 0, false
-		}
-		s.hs = append(s.hs, s.t.Schedule(s.now+s.r.between(pendingFrom, pendingTo)))
+	if !s.fill(n, fill) {
+		return nil, 0, false
 	}
 	var perTimer float64
 	if mem {
@@ -127,6 +137,25 @@ func (b bound[H]) open(n int, seed uint64, fill deadline, mem bool) (Station, fl
 		perTimer = (float64(filled.HeapAlloc) - float64(before.HeapAlloc)) / float64(max(n, 1))
 	}
 	return s, perTimer, true
+}
+
+// newStation returns a station for n timers, its generator seeded with
+// seed, with no timers yet.
+func newStation[H comparable](n int, seed uint64) *station[H] {
+	return &station[H]{hs: make([]H, 0, n), tmp: make([]H, 0, chunk), r: newRNG(seed), fire: func(H) {}}
+}
+
+// fill schedules the station's n timers, 10–60 s out, and reports false,
+// closing it, if fill passed first.
+func (s *station[H]) fill(n int, fill stop) bool {
+	for i := range n {
+		if i%deadlineCheck == deadlineCheck-1 && fill.passed() {
+			s.Close()
+			return false
+		}
+		s.hs = append(s.hs, s.t.Schedule(s.now+s.r.between(pendingFrom, pendingTo)))
+	}
+	return true
 }
 
 func (s *station[H]) Close() {
@@ -263,18 +292,24 @@ type farPlan struct{ from, to, step int64 }
 
 var defaultFar = farPlan{farFrom, farTo, farStep}
 
-func (b bound[H]) far(n int, seed uint64, until deadline, sw Stopwatch) bool {
-	return b.farWith(defaultFar, n, seed, until, sw)
+func (b bound[H]) far(n int, seed uint64, until stop, sw Stopwatch) bool {
+	return farOn(defaultFar, b.newQueue, n, seed, until, sw)
 }
 
-// farWith schedules n timers from plan.from to plan.to ticks out and
-// drives the clock plan.step ticks at a time until every one has fired.
-func (b bound[H]) farWith(plan farPlan, n int, seed uint64, until deadline, sw Stopwatch) bool {
+func (b bound[H]) farWith(plan farPlan, n int, seed uint64, until stop, sw Stopwatch) bool {
+	return farOn(plan, b.newQueue, n, seed, until, sw)
+}
+
+// farOn schedules n timers from plan.from to plan.to ticks out on a new
+// queue and drives the clock plan.step ticks at a time until every one
+// has fired, timing it all, the queue's making included, with sw; it
+// reports false if until passed first.
+func farOn[H comparable](plan farPlan, newQueue func() queue.Queue[H], n int, seed uint64, until stop, sw Stopwatch) bool {
 	r := newRNG(seed)
 	fire := func(H) {}
 	sw.StartTimer()
 	defer sw.StopTimer()
-	q := b.newQueue()
+	q := newQueue()
 	for i := range n {
 		if i%deadlineCheck == deadlineCheck-1 && until.passed() {
 			return false

@@ -20,8 +20,8 @@ func TestMain(m *testing.M) {
 // own tests), package time and the scheduler.
 func contenders() []Contender {
 	return []Contender{
-		Queue("reference", "queue.Reference", Claims{}, func() queue.Queue[*queue.RefTimer] { return queue.NewReference() }),
-		Queue("wheel", "queue.Wheel", Claims{}, func() queue.Queue[*queue.Entry] { return queue.NewWheel() }),
+		Queue("reference", "queue.Reference", Claims{}, func() queue.Queue[*queue.RefTimer] { return queue.NewReference() }, nil),
+		Queue("wheel", "queue.Wheel", Claims{}, func() queue.Queue[*queue.Entry] { return queue.NewWheel() }, nil),
 		Time(),
 		Scheduler(),
 	}
@@ -71,7 +71,7 @@ func TestFarFiresEveryTimer(t *testing.T) {
 			continue
 		}
 		t.Run("engine="+c.Name, func(t *testing.T) {
-			if !c.ops.farWith(plan, 200, 1, 0, nopWatch{}) {
+			if !c.ops.farWith(plan, 200, 1, never, nopWatch{}) {
 				t.Fatal("far reported over budget without a deadline")
 			}
 		})
@@ -139,16 +139,17 @@ func TestPredict(t *testing.T) {
 func TestGrowth(t *testing.T) {
 	cases := []struct {
 		cost     func(n float64) float64
-		class    string
+		name     string
 		min, max float64 // the slope
 	}{
-		{func(float64) float64 { return 40 }, "≲O(log n)", 0, 0},
-		{func(n float64) float64 { return 10 * math.Log2(n) }, "≲O(log n)", 0.11, 0.13},
-		{func(n float64) float64 { return 3 * n }, "≈O(n)", 1, 1},
-		{func(n float64) float64 { return math.Pow(n, 0.7) }, "≈O(√n)", 0.7, 0.7},
-		{func(n float64) float64 { return n * math.Sqrt(n) }, "≈O(n^1.5)", 1.5, 1.5},
-		{func(n float64) float64 { return n * n }, "≈O(n²)", 2, 2},
-		{func(n float64) float64 { return n * n * n }, "≈O(n²)", 3, 3},
+		{func(float64) float64 { return 40 }, "flat 0.00", 0, 0},
+		{func(n float64) float64 { return 40 * (1 + 1e-4*math.Log(n)) }, "flat 0.00", 0, 0.01},
+		{func(n float64) float64 { return 5000 / math.Sqrt(n) }, "falls -0.50", -0.5, -0.5},
+		{func(n float64) float64 { return 10 * math.Log2(n) }, "memory 0.12", 0.11, 0.13},
+		{func(n float64) float64 { return math.Pow(n, 0.3) }, "memory 0.30", 0.3, 0.3},
+		{func(n float64) float64 { return 3 * n }, "n^1.00", 1, 1},
+		{func(n float64) float64 { return math.Pow(n, 0.7) }, "n^0.70", 0.7, 0.7},
+		{func(n float64) float64 { return n * n }, "n^2.00", 2, 2},
 	}
 	for _, c := range cases {
 		var rs []Result
@@ -156,8 +157,8 @@ func TestGrowth(t *testing.T) {
 			rs = append(rs, Result{N: n, Value: c.cost(float64(n)), Status: OK})
 		}
 		rs = append(rs, Result{N: 1e7, Status: Over}) // does not count
-		if g := FitGrowth(rs); g.Class() != c.class || g.Points != 5 || g.Slope < c.min-1e-9 || g.Slope > c.max+1e-9 {
-			t.Errorf("growth %v (%d points), want %s with a slope from %.2f to %.2f", g, g.Points, c.class, c.min, c.max)
+		if g := FitGrowth(rs); g.String() != c.name || g.Points != 5 || g.Slope < c.min-1e-9 || g.Slope > c.max+1e-9 {
+			t.Errorf("growth %v (%d points), want %s with a slope from %.2f to %.2f", g, g.Points, c.name, c.min, c.max)
 		}
 	}
 	// one size spoiled tenfold by a burst of load: the slope stays flat
@@ -169,11 +170,78 @@ func TestGrowth(t *testing.T) {
 		}
 		rs = append(rs, Result{N: n, Value: v, Status: OK})
 	}
-	if g := FitGrowth(rs); g.Slope != 0 {
-		t.Errorf("a flat cost with one size ten times over: growth %v, want a slope of 0", g)
+	if g := FitGrowth(rs); g.Slope != 0 || g.Name() != "flat" {
+		t.Errorf("a flat cost with one size ten times over: growth %v, want flat, a slope of 0", g)
 	}
-	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.Class() != "?" {
+	if g := FitGrowth([]Result{{N: 10, Value: 5, Status: OK}}); g.String() != "?" {
 		t.Errorf("one point: %v, want ?", g)
+	}
+}
+
+// TestFitSteps fits every class to steps that follow it exactly, or
+// nearly, and checks the class, the fitted terms and the refusals.
+func TestFitSteps(t *testing.T) {
+	sizes := []int{1e2, 1e3, 1e4, 1e5, 1e6}
+	cases := []struct {
+		name   string
+		steps  func(n float64) float64
+		shared bool
+		want   Class
+		a, b   float64 // the fitted A and B, within 1 %; b < 0: not checked
+	}{
+		{"flat", func(float64) float64 { return 2.6 }, false, O1, 2.6, 0},
+		{"flat, 1% noise", func(n float64) float64 { return 2.6 * (1 + 0.01*math.Sin(n)) }, false, O1, 2.6, -1},
+		{"log", func(n float64) float64 { return 10 + 0.5*math.Log(n) }, false, OLogN, 10, 0.5},
+		{"log, shifted", func(n float64) float64 { return 3.4*math.Log(n) - 5.6 }, false, OLogN, -5.6, 3.4},
+		{"a log that adds a sixth over four decades", func(n float64) float64 { return 10 + 0.15*math.Log(n) }, false, O1, -1, 0},
+		{"log of n and a burst", func(n float64) float64 { return 1 + 3*math.Log2(n+1000) }, false, OLogN, -1, -1},
+		{"sqrt", func(n float64) float64 { return 5 + 0.3*math.Sqrt(n) }, false, OSqrtN, 5, 0.3},
+		{"linear behind a constant", func(n float64) float64 { return 2.1 + n/5120 }, false, ON, 2.1, 1.0 / 5120},
+		{"n log n", func(n float64) float64 { return 1 + 0.01*n*math.Log(n) }, false, ONLogN, 1, 0.01},
+		{"square", func(n float64) float64 { return 1 + 1e-9*n*n }, false, ON2, 1, 1e-9},
+		{"flat, shared by n", func(n float64) float64 { return 730 + 8.64e7/n }, true, O1, 730, 0},
+		{"log, shared by n", func(n float64) float64 { return 5 + 3*math.Log(n) + 86400/n }, true, OLogN, 5, 3},
+	}
+	for _, c := range cases {
+		var rs []Result
+		for _, n := range sizes {
+			rs = append(rs, Result{N: n, Value: c.steps(float64(n)), Status: OK})
+		}
+		rs = append(rs, Result{N: 1e7, Status: Over}) // does not count
+		f := FitSteps(rs, c.shared)
+		near := func(got, want float64) bool { return want < 0 || math.Abs(got-want) <= 0.01*want+1e-12 }
+		if f.Class != c.want || f.Points != 5 || !near(f.A, c.a) || !near(f.B, c.b) {
+			t.Errorf("%s: %v, %s (A %g, B %g), want %s, A %g, B %g", c.name, f, f.Formula(), f.A, f.B, c.want, c.a, c.b)
+		}
+	}
+	// Steps that settle (a heap of 100 is shallower than the sifts of a
+	// larger one) and steps with one size apart (deadlines that repeat at
+	// a million timers) are flat.
+	for _, c := range []struct {
+		name  string
+		steps []float64
+		apart int
+	}{
+		{"settling", []float64{4.6, 4.9, 5.0, 5.0, 5.0}, 0},
+		{"one size apart", []float64{4.4, 4.6, 4.4, 4.3, 6.2}, 1e6},
+	} {
+		var rs []Result
+		for i, n := range sizes {
+			rs = append(rs, Result{N: n, Value: c.steps[i], Status: OK})
+		}
+		if f := FitSteps(rs, false); f.Class != O1 || f.Apart != c.apart || f.Points != 5 {
+			t.Errorf("%s %v: %v (apart %d), want O(1) apart %d", c.name, c.steps, f, f.Apart, c.apart)
+		}
+	}
+	// Too few sizes: a line through two points, or three with the shared
+	// term, fits anything.
+	two := []Result{{N: 100, Value: 3, Status: OK}, {N: 1000, Value: 9, Status: OK}}
+	if f := FitSteps(two, false); f.Class != Unknown || f.String() != "? 2 sizes" {
+		t.Errorf("two sizes: %v, want ? 2 sizes", f)
+	}
+	three := append(two, Result{N: 10000, Value: 30, Status: OK})
+	if f := FitSteps(three, true); f.Class != Unknown {
+		t.Errorf("three sizes with a shared term: %v, want ?", f)
 	}
 }
 

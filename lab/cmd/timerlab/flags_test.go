@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/timewheel/timewheel/lab/workload"
 )
 
 // TestBadBudget: a zero or negative -budget is an error naming the value,
@@ -53,5 +56,20 @@ func TestNothingToMeasure(t *testing.T) {
 func TestRepeatWithJSON(t *testing.T) {
 	if _, err := parseOptions([]string{"-repeat", "2", "-json"}, io.Discard); err == nil || !strings.Contains(err.Error(), "-repeat and -json") {
 		t.Fatalf("-repeat 2 -json: %v, want an error naming both", err)
+	}
+}
+
+// TestHelpSaysWhatTheHeaderSays: -h and the report's header name the same
+// clock for the budget.
+func TestHelpSaysWhatTheHeaderSays(t *testing.T) {
+	var usage bytes.Buffer
+	if _, err := parseOptions([]string{"-h"}, &usage); err != errHelp {
+		t.Fatalf("-h: %v", err)
+	}
+	if !strings.Contains(usage.String(), "CPU time of the lab's thread") || strings.Contains(usage.String(), "wall time one cell") {
+		t.Errorf("-h does not say the budget is CPU time:\n%s", usage.String())
+	}
+	if workload.CPUClock() && clockName() != "the lab thread's CPU time" {
+		t.Errorf("header's clock: %q", clockName())
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +28,8 @@ func TestRunPrintsTheTables(t *testing.T) {
 	if err := run(tiny(dir), &out, &progress); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"machine:", "GOMAXPROCS=", "schedule, ns/op", "churn, ns/op", "heap", "timewheel vs time", "charts:", "wall time:"} {
+	for _, want := range []string{"machine:", "GOMAXPROCS=", "schedule, ns/op", "schedule, steps/op", "churn, ns/op", "heap", "claimed against counted",
+		"timewheel vs time", "conclusion", "charts:", "report.html", "wall time:", "peak memory:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -36,6 +39,56 @@ func TestRunPrintsTheTables(t *testing.T) {
 	}
 	if pngs, _ := filepath.Glob(filepath.Join(dir, "*.png")); len(pngs) == 0 {
 		t.Error("no PNG charts written")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Entity = xml.HTMLEntity
+	figures := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("report.html: %v", err)
+		}
+		if x, ok := tok.(xml.StartElement); ok && x.Name.Local == "figure" {
+			figures++
+		}
+	}
+	if svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg")); figures == 0 || figures != len(svgs) {
+		t.Errorf("report.html holds %d charts, the run wrote %d", figures, len(svgs))
+	}
+}
+
+// TestProgressQuietWhenNotATerminal: with standard error a file, not a
+// terminal, the progress is one line per workload and size of each pass,
+// each saying how far the run is, and no carriage return.
+func TestProgressQuietWhenNotATerminal(t *testing.T) {
+	var progress bytes.Buffer
+	if err := run(tiny(""), io.Discard, &progress); err != nil {
+		t.Fatal(err)
+	}
+	out := progress.String()
+	if strings.Contains(out, "\r") {
+		t.Errorf("carriage returns in a non-terminal's progress: %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var groups int
+	for _, l := range lines[1:] { // the first names the machine
+		if strings.HasPrefix(l, "timerlab: timed ") || strings.HasPrefix(l, "timerlab: steps ") {
+			groups++
+			if !strings.Contains(l, "% done after") {
+				t.Errorf("progress line without the share done: %q", l)
+			}
+		}
+	}
+	// timed: 2 sizes × schedule, churn, expire, memory; steps: 2 sizes × schedule, churn, expire
+	if groups != 2*4+2*3 || len(lines) != groups+1 {
+		t.Errorf("%d progress lines for %d workloads and sizes, want 14:\n%s", len(lines), groups, out)
 	}
 }
 
@@ -100,10 +153,11 @@ func TestFullAddsTenMillion(t *testing.T) {
 func TestRepeatReportsAgreement(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(tiny(dir, "-repeat", "2"), &out, io.Discard); err != nil {
+	if err := run(append(tiny(dir, "-repeat", "2"), "-sizes", "8,16,32"), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"2 runs of the same lab", "load:", "timewheel vs time over 2 runs", "churn", "growth labels over 2 runs", "heap", "agreement: verdicts differ in", "of 6 cells", "wall time:"} {
+	for _, want := range []string{"2 runs of the same lab", "load:", "timewheel vs time over 2 runs", "churn", "classes of the steps over 2 runs",
+		"heap       expire    O(", "agreement: verdicts differ in", "of 9 cells", "classes of the steps differ in 0 of 3", "wall time:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

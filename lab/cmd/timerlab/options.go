@@ -43,7 +43,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	kinds := fs.String("workloads", "", "comma-separated workloads to run (default all): "+kindNames())
 	out := fs.String("out", "timerlab-out", "directory for the charts (empty: write none)")
 	repeat := fs.Int("repeat", 1, "run the lab this many times and report how far the runs agree, instead of the tables (no charts)")
-	budget := fs.Duration("budget", workload.DefaultBudget().Cell, "wall time one cell may take before it is over budget")
+	budget := fs.Duration("budget", workload.DefaultBudget().Cell, "time one cell may take before it is over budget: CPU time of the lab's thread where it can be read (Linux), wall time elsewhere")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: timerlab [flags]\n\nMeasures every timer structure of the lab side by side and prints the tables.\n\n")
 		fs.PrintDefaults()
