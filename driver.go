@@ -66,11 +66,7 @@ func (d *driver) resetLocked() {
 func (d *driver) setLocked(when, ns int64) {
 	d.armed = when
 	sleep := ticks.Until(when, ns, d.w.tick)
-	if d.timer == nil {
-		d.timer = d.w.clock.AfterFunc(sleep, d.fire)
-	} else {
-		d.timer.Reset(sleep)
-	}
+	d.timer.Reset(sleep)
 }
 
 // fire is the clock timer's callback: it fires the shards due by now and

@@ -20,6 +20,10 @@ type Executor interface {
 // the next: callbacks run one at a time, in order, and a slow one delays
 // every timer behind it. It suits short callbacks and tests on a
 // [clock.Virtual], where the callbacks have all run when Advance returns.
+// A callback it runs must not wait for another timer of the same wheel
+// (Sleep, or a receive from After): the goroutine that would fire that
+// timer is the one waiting, and it never returns. Go gives a goroutine no
+// identity to detect this by; hand such work to a goroutine or a Pool.
 func Inline() Executor { return inline{} }
 
 type inline struct{}
@@ -97,6 +101,9 @@ func (p *Pool) executeAll(fs []func()) {
 // a Pool or a wheel's driver runs, where it could wait for itself, it
 // panics instead of hanging.
 func (p *Pool) Wait() {
+	if p == nil {
+		panic("timewheel: Wait called on a nil *Pool")
+	}
 	if inCallback() {
 		panic("timewheel: Pool.Wait called from a timer callback, which it could wait for forever")
 	}

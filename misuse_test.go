@@ -122,8 +122,19 @@ func TestBadArguments(t *testing.T) {
 		{"New nil option", "timewheel: New: option 1 is nil", func(*testing.T) { timewheel.New(timewheel.WithTick(time.Second), nil) }},
 		{"Pool.Execute nil func", "timewheel: Pool.Execute: nil func", func(*testing.T) { new(timewheel.Pool).Execute(nil) }},
 		{"nil *Pool Execute", "timewheel: Execute called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Execute(func() {}) }},
+		{"nil *Pool Wait", "timewheel: Wait called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Wait() }},
+		{"nil *Pool Stats", "timewheel: Stats called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Stats() }},
+		{"Clock whose AfterFunc returns nil", "timewheel: New: the Clock's AfterFunc returned a nil Timer (timewheel_test.nilTimerClock)", func(*testing.T) {
+			timewheel.New(timewheel.WithClock(nilTimerClock{clock.NewVirtual(time.Unix(0, 0))}))
+		}},
 	})
 }
+
+// nilTimerClock is a broken Clock: its AfterFunc returns nil, which used
+// to leave every timer of a wheel on it pending for ever, in silence.
+type nilTimerClock struct{ *clock.Virtual }
+
+func (nilTimerClock) AfterFunc(time.Duration, func()) clock.Timer { return nil }
 
 // TestExtremeDurations: any time.Duration is a valid timeout; zero and
 // negative mean now, and the end of time saturates instead of wrapping.

@@ -144,6 +144,9 @@ type PoolStats struct {
 
 // Stats returns what the pool is doing. The complexity is O(1).
 func (p *Pool) Stats() PoolStats {
+	if p == nil {
+		panic("timewheel: Stats called on a nil *Pool")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	limit := p.limit

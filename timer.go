@@ -38,7 +38,10 @@ import (
 // timer either: Stop and Reset on a copy of a channel Timer panic, and so
 // do they on a copy of an AfterFunc Timer taken while it was pending,
 // except for a Reset that only postpones it, which changes the copy alone
-// and reports true. Setting C, as Go's own tests do on an AfterFunc timer,
+// and reports true. A copy of an AfterFunc Timer taken while it was
+// stopped or fired cannot be told from a Timer of its own (telling would
+// take another word in every Timer): Reset on it starts a second timer
+// calling the same func, which Len and Stats count as such. Setting C, as Go's own tests do on an AfterFunc timer,
 // changes only the field: the wheel sends on, and Stop and Reset take
 // values back from, the channel NewTimer made.
 type Timer struct {
@@ -130,7 +133,9 @@ func (w *Wheel) After(d time.Duration) <-chan time.Time {
 
 // Sleep pauses the current goroutine for at least the duration d. A d of
 // zero or less returns at once, and so does Sleep on a closed wheel; Close
-// ends a Sleep in progress.
+// ends a Sleep in progress. A callback that an [Inline] executor runs must
+// not wait for a timer of its own wheel, by Sleep or by a receive from a
+// Timer's C: the driver that would fire it is the goroutine waiting.
 func (w *Wheel) Sleep(d time.Duration) {
 	if d <= 0 {
 		w.shard("Sleep") // a zero Wheel is a mistake whatever d is

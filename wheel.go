@@ -3,6 +3,7 @@ package timewheel
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,12 @@ func New(opts ...Option) *Wheel {
 		w.shards = append(w.shards, newShard(w))
 	}
 	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
+	// The driver's one clock timer, made stopped, so that a Clock whose
+	// AfterFunc returns nil is refused here rather than losing every timer.
+	if w.driver.timer = w.clock.AfterFunc(math.MaxInt64, w.driver.fire); w.driver.timer == nil {
+		panic(fmt.Sprintf("timewheel: New: the Clock's AfterFunc returned a nil Timer (%T)", w.clock))
+	}
+	w.driver.timer.Stop()
 	watchCollections(weak.Make(w))
 	return w
 }

@@ -52,12 +52,42 @@ func TestMisuse(t *testing.T) {
 			c := copyOf(e)
 			w.Reschedule(c, 9)
 		}},
+		{"Cancel foreign", "timewheel/queue: Cancel of an Entry pending in another Wheel (due at tick 5); each entry belongs to the wheel it was inserted into", func() {
+			a, b := queue.NewWheel(), queue.NewWheel()
+			b.Schedule(5)
+			e := b.Schedule(5)
+			defer func() {
+				if a.Len() != 0 || b.Len() != 2 || a.Verify() != nil || b.Verify() != nil {
+					t.Errorf("after the foreign entry was refused: Len %d and %d, Verify %v and %v", a.Len(), b.Len(), a.Verify(), b.Verify())
+				}
+			}()
+			a.Cancel(e)
+		}},
+		{"Reschedule foreign", "timewheel/queue: Reschedule of an Entry pending in another Wheel (due at tick 300); each entry belongs to the wheel it was inserted into", func() {
+			a, b := queue.NewWheel(), queue.NewWheel()
+			a.Schedule(300)
+			a.Schedule(7)
+			e := b.Schedule(300) // alone in its slot of b; a's slot for tick 300 has an entry of its own
+			b.Schedule(9)
+			defer func() {
+				if a.Len() != 2 || b.Len() != 2 || a.Verify() != nil || b.Verify() != nil {
+					t.Errorf("after the foreign entry was refused: Len %d and %d, Verify %v and %v", a.Len(), b.Len(), a.Verify(), b.Verify())
+				}
+			}()
+			a.Reschedule(e, 9)
+		}},
 		{"Reference.Cancel nil", "timewheel/queue: Reference.Cancel of a nil *RefTimer", func() { queue.NewReference().Cancel(nil) }},
 		{"Reference.Cancel foreign", "timewheel/queue: Reference.Cancel of a timer pending in another Reference (at tick 7)", func() {
 			a, b := queue.NewReference(), queue.NewReference()
 			b.Schedule(1)
 			b.Schedule(2)
 			a.Cancel(b.Schedule(7))
+		}},
+		{"Reference.Reschedule nil", "timewheel/queue: Reference.Reschedule of a nil *RefTimer", func() { queue.NewReference().Reschedule(nil, 1) }},
+		{"Reference.Reschedule foreign", "timewheel/queue: Reference.Reschedule of a timer pending in another Reference (at tick 7)", func() {
+			a, b := queue.NewReference(), queue.NewReference()
+			b.Schedule(1)
+			a.Reschedule(b.Schedule(7), 3)
 		}},
 		{"Reference.Expire nil", "timewheel/queue: Reference.Expire with a nil fire func", func() { queue.NewReference().Expire(1, nil) }},
 	} {

@@ -47,15 +47,18 @@ func (r *Reference) push(t *RefTimer, when int64) {
 // Cancel removes t if pending and reports whether it was. The complexity
 // is O(log n).
 // It panics if t is nil or pending in another Reference.
-func (r *Reference) Cancel(t *RefTimer) bool {
+func (r *Reference) Cancel(t *RefTimer) bool { return r.cancel(t, "Cancel") }
+
+// cancel is Cancel; op names the method for the panics.
+func (r *Reference) cancel(t *RefTimer, op string) bool {
 	if t == nil {
-		panic("timewheel/queue: Reference.Cancel of a nil *RefTimer")
+		panic("timewheel/queue: Reference." + op + " of a nil *RefTimer")
 	}
 	if t.index == 0 {
 		return false
 	}
 	if t.index > len(r.heap) || r.heap[t.index-1] != t {
-		panic(fmt.Sprintf("timewheel/queue: Reference.Cancel of a timer pending in another Reference (at tick %d)", t.when))
+		panic(fmt.Sprintf("timewheel/queue: Reference.%s of a timer pending in another Reference (at tick %d)", op, t.when))
 	}
 	heap.Remove(&r.heap, t.index-1)
 	return true
@@ -64,7 +67,7 @@ func (r *Reference) Cancel(t *RefTimer) bool {
 // Reschedule moves t to tick when and reports whether it was pending. It
 // panics as Cancel does. The complexity is O(log n).
 func (r *Reference) Reschedule(t *RefTimer, when int64) bool {
-	pending := r.Cancel(t)
+	pending := r.cancel(t, "Reschedule")
 	r.push(t, when)
 	return pending
 }

@@ -254,8 +254,9 @@ func (w *Wheel) slotOf(when int64) (k, i int) {
 }
 
 // Cancel removes e if it is pending and reports whether it was. It panics
-// if e is a copy of a pending entry (see [Entry.Stray]). The complexity
-// is O(1).
+// if e is a copy of a pending entry (see [Entry.Stray]), or pending in
+// another Wheel where that is cheap to see (an entry belongs to the wheel
+// it was inserted into; see Verify). The complexity is O(1).
 func (w *Wheel) Cancel(e *Entry) bool {
 	if e == nil {
 		panic("timewheel/queue: Cancel of a nil *Entry")
@@ -263,8 +264,35 @@ func (w *Wheel) Cancel(e *Entry) bool {
 	if !e.linked() {
 		return false
 	}
+	w.mine(e, "Cancel")
 	w.remove(e)
 	return true
+}
+
+// mine panics if e, a pending entry, is plainly pending in another Wheel:
+// when w has none pending, or when e is alone in a list that is not one of
+// w's. An entry of another wheel that shares its list with others is not
+// caught (that would take a word per entry, or a walk); it corrupts both
+// wheels' counts, which Verify reports.
+func (w *Wheel) mine(e *Entry, op string) {
+	if w.n > 0 && (e.prev != e.next || w.owns(e.prev)) {
+		return
+	}
+	panic(fmt.Sprintf("timewheel/queue: %s of an Entry pending in another Wheel (due at tick %d); each entry belongs to the wheel it was inserted into", op, e.load()))
+}
+
+// owns reports whether s, a list sentinel, is one of w's.
+func (w *Wheel) owns(s *Entry) bool {
+	k, i, ok := s.sentinelSlot()
+	switch {
+	case !ok:
+		return s == &w.due || s == &w.firing
+	case k < numLevels:
+		return w.levels[k] != nil && s == &w.levels[k].slots[i]
+	default:
+		ch := w.chunks[k-numLevels]
+		return ch != nil && s == &ch.lists[i]
+	}
 }
 
 // remove unlinks e, a pending entry, and marks it not pending. A slot
@@ -314,14 +342,14 @@ func (w *Wheel) emptied(k, i int) {
 
 // Reschedule moves e to tick when, inserting it if it was not pending, and
 // reports whether it was pending. It counts as a new schedule for the order
-// of equal deadlines. It panics if e is a copy of a pending entry (see
-// [Entry.Stray]). The complexity is O(1).
+// of equal deadlines. It panics as Cancel does. The complexity is O(1).
 func (w *Wheel) Reschedule(e *Entry, when int64) bool {
 	if e == nil {
 		panic("timewheel/queue: Reschedule of a nil *Entry")
 	}
 	pending := e.linked()
 	if pending {
+		w.mine(e, "Reschedule")
 		w.remove(e)
 	}
 	w.Insert(e, when)
