@@ -9,7 +9,8 @@ import (
 // Job is one job of a Scheduler, made by Add or AddSchedule.
 //
 // The zero Job belongs to no scheduler: its Name is "", its Location UTC,
-// its Next the zero time and its Stats zero.
+// its Next the zero time and its Stats zero. Every method panics on a nil
+// *Job, naming itself: "cron: Next called on a nil *Job".
 //
 // A Job is safe for concurrent use.
 type Job struct {
@@ -52,11 +53,22 @@ func (a *Stats) add(b Stats) {
 }
 
 // Name returns the job's name. The complexity is O(1).
-func (j *Job) Name() string { return j.name }
+func (j *Job) Name() string {
+	j.notNil("Name")
+	return j.name
+}
+
+// notNil panics if j is nil, naming method, the exported method called.
+func (j *Job) notNil(method string) {
+	if j == nil {
+		panic("cron: " + method + " called on a nil *Job")
+	}
+}
 
 // Location returns the job's time zone, UTC for a zero Job. The
 // complexity is O(1).
 func (j *Job) Location() *time.Location {
+	j.notNil("Location")
 	if j.loc == nil {
 		return time.UTC
 	}
@@ -67,6 +79,7 @@ func (j *Job) Location() *time.Location {
 // time if it has none left, has been removed, its scheduler stopped or its
 // wheel closed, or it is a zero Job. The complexity is O(1).
 func (j *Job) Next() time.Time {
+	j.notNil("Next")
 	if j.s == nil {
 		return time.Time{}
 	}
@@ -81,6 +94,7 @@ func (j *Job) Next() time.Time {
 // Stats returns the job's counts so far, zero for a zero Job. The
 // complexity is O(1).
 func (j *Job) Stats() Stats {
+	j.notNil("Stats")
 	if j.s == nil {
 		return Stats{}
 	}

@@ -173,6 +173,11 @@ func TestMisuseNil(t *testing.T) {
 			call: func(t *testing.T) error { return f.s.Snapshot(nil) }},
 		{name: "Restore(nil)", panic: "cron: Restore called with a nil io.Reader",
 			call: func(t *testing.T) error { return f.s.Restore(nil) }},
+		// Typed nils used to die with a nil dereference in the library.
+		{name: "Snapshot(nil *bytes.Buffer)", panic: "cron: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
+			call: func(t *testing.T) error { return f.s.Snapshot((*bytes.Buffer)(nil)) }},
+		{name: "Restore(nil *bytes.Reader)", panic: "cron: Restore called with a nil io.Reader (a nil *bytes.Reader)",
+			call: func(t *testing.T) error { return f.s.Restore((*bytes.Reader)(nil)) }},
 		{name: "New(nil)", call: func(t *testing.T) error {
 			return cron.New(nil, cron.WithWheel(f.w), nil).Stop(context.Background())
 		}},
@@ -202,6 +207,10 @@ func TestMisuseNil(t *testing.T) {
 			call: func(t *testing.T) error { cron.WithPanicHandler(nil); return nil }},
 		{name: "WithClaimer(nil)", panic: "cron: WithClaimer: nil claimer",
 			call: func(t *testing.T) error { cron.WithClaimer(nil); return nil }},
+		// It used to be accepted, and the first run's claim killed the
+		// process with a nil dereference on the run's goroutine.
+		{name: "WithClaimer(nil claimFunc)", panic: "cron: WithClaimer: nil claimer (a nil cron_test.claimFunc)",
+			call: func(t *testing.T) error { cron.WithClaimer(claimFunc(nil)); return nil }},
 		{name: "WithClaimErrorHandler(nil)", panic: "cron: WithClaimErrorHandler: nil handler",
 			call: func(t *testing.T) error { cron.WithClaimErrorHandler(nil); return nil }},
 		{name: "Parse(spec, nil)", call: func(t *testing.T) error {
@@ -213,6 +222,44 @@ func TestMisuseNil(t *testing.T) {
 			}
 			return err
 		}},
+	})
+}
+
+// Every method of a nil *Scheduler or *Job panics, naming itself. They
+// used to die with a nil dereference.
+func TestMisuseNilReceivers(t *testing.T) {
+	var s *cron.Scheduler
+	var j *cron.Job
+	runMisuses(t, []misuse{
+		{name: "Scheduler.Add", panic: "cron: Add called on a nil *Scheduler",
+			call: func(t *testing.T) error { _, err := s.Add("x", "@every 1m", nop); return err }},
+		{name: "Scheduler.AddSchedule", panic: "cron: AddSchedule called on a nil *Scheduler",
+			call: func(t *testing.T) error {
+				_, err := s.AddSchedule("x", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
+				return err
+			}},
+		{name: "Scheduler.Job", panic: "cron: Job called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Job("x"); return nil }},
+		{name: "Scheduler.Jobs", panic: "cron: Jobs called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Jobs(); return nil }},
+		{name: "Scheduler.Remove", panic: "cron: Remove called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Remove("x"); return nil }},
+		{name: "Scheduler.Stop", panic: "cron: Stop called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Stop(context.Background()) }},
+		{name: "Scheduler.Stats", panic: "cron: Stats called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Stats(); return nil }},
+		{name: "Scheduler.Snapshot", panic: "cron: Snapshot called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Snapshot(new(bytes.Buffer)) }},
+		{name: "Scheduler.Restore", panic: "cron: Restore called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Restore(new(bytes.Buffer)) }},
+		{name: "Job.Name", panic: "cron: Name called on a nil *Job",
+			call: func(t *testing.T) error { j.Name(); return nil }},
+		{name: "Job.Location", panic: "cron: Location called on a nil *Job",
+			call: func(t *testing.T) error { j.Location(); return nil }},
+		{name: "Job.Next", panic: "cron: Next called on a nil *Job",
+			call: func(t *testing.T) error { j.Next(); return nil }},
+		{name: "Job.Stats", panic: "cron: Stats called on a nil *Job",
+			call: func(t *testing.T) error { j.Stats(); return nil }},
 	})
 }
 

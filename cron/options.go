@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/nilarg"
 )
 
 // An Option configures a Scheduler made by New.
@@ -92,10 +93,11 @@ func WithPanicHandler(h func(job string, v any)) Option {
 // A replica that claims a run and then dies, or whose process is killed
 // while the run is going, loses that run: no other replica runs it. That
 // is the price of never releasing a claim; see ClaimPolicy for the other
-// side of it. WithClaimer panics if c is nil.
+// side of it. WithClaimer panics if c is nil or holds a nil pointer or
+// func, whose Claim would fail at the first run.
 func WithClaimer(c Claimer) Option {
-	if c == nil {
-		panic("cron: WithClaimer: nil claimer")
+	if nilarg.Is(c) {
+		panic("cron: WithClaimer: nil claimer" + nilarg.Type(c))
 	}
 	return func(cfg *config) { cfg.claimer = c }
 }

@@ -42,6 +42,9 @@ type Func func(ctx context.Context, at time.Time)
 // on [timewheel.Default] in time.Local, made on its first use. A
 // Scheduler must not be copied after first use.
 //
+// Every method panics on a nil *Scheduler, naming itself: "cron: Stop
+// called on a nil *Scheduler".
+//
 // A Scheduler is safe for concurrent use.
 type Scheduler struct {
 	// Set by New, or on first use of a zero Scheduler, under mu; read
@@ -108,6 +111,13 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.idle.L = &s.mu
 }
 
+// notNil panics if s is nil, naming method, the exported method called.
+func (s *Scheduler) notNil(method string) {
+	if s == nil {
+		panic("cron: " + method + " called on a nil *Scheduler")
+	}
+}
+
 // readyLocked sets up a zero Scheduler as New() would, on its first use.
 func (s *Scheduler) readyLocked() {
 	if s.jobs == nil {
@@ -143,6 +153,7 @@ func (s *Scheduler) stoppedLocked() error {
 // ErrStopped after Stop or once the wheel is closed. Nil options are
 // ignored. Add panics if f is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
+	s.notNil("Add")
 	if f == nil {
 		panic(fmt.Sprintf("cron: Add: nil func for job %q", name))
 	}
@@ -178,6 +189,7 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 // Next is called without the scheduler's lock held, when the job is added
 // and after each run: it may call the scheduler's methods.
 func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...JobOption) (*Job, error) {
+	s.notNil("AddSchedule")
 	if sched == nil || f == nil {
 		panic(fmt.Sprintf("cron: AddSchedule: nil schedule or func for job %q", name))
 	}
@@ -238,6 +250,7 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 // Job returns the job named name and true, or nil and false if there is
 // none. The complexity is O(1).
 func (s *Scheduler) Job(name string) (*Job, bool) {
+	s.notNil("Job")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[name]
@@ -246,6 +259,7 @@ func (s *Scheduler) Job(name string) (*Job, bool) {
 
 // Jobs returns the jobs, sorted by name. The complexity is O(n log n).
 func (s *Scheduler) Jobs() []*Job {
+	s.notNil("Jobs")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.jobsLocked()
@@ -264,6 +278,7 @@ func (s *Scheduler) jobsLocked() []*Job {
 // whether there was one. A run in progress goes on; queued runs are
 // dropped. The complexity is O(1).
 func (s *Scheduler) Remove(name string) bool {
+	s.notNil("Remove")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[name]
@@ -292,6 +307,7 @@ func (s *Scheduler) Remove(name string) bool {
 // number, the caller's included. A job that wants to wait for the others
 // calls Stop on a goroutine of its own and returns.
 func (s *Scheduler) Stop(ctx context.Context) error {
+	s.notNil("Stop")
 	if ctx == nil {
 		ctx = context.Background()
 	}
