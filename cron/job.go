@@ -1,6 +1,7 @@
 package cron
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -123,7 +124,13 @@ func (j *Job) fire() {
 	}
 	at := j.next
 	s.mu.Unlock()
-	next := j.following(at, now)
+	next, p := j.following(at, now)
+	if p != nil {
+		// Reported once the job is in order: its runs end, and the run
+		// at at goes ahead, so that a panic handler that panics in turn
+		// leaves nothing half done.
+		defer s.reportPanic(j.name, "Schedule.Next", p.v, p.stack)
+	}
 	s.mu.Lock()
 	if j.removed || s.stopped || !j.next.Equal(at) {
 		s.mu.Unlock()
@@ -144,16 +151,28 @@ func (j *Job) fire() {
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
 // time after now. A schedule that does not move forward ends the job's
-// runs: following returns the zero time.
-func (j *Job) following(at, now time.Time) time.Time {
-	next := j.sched.Next(at.In(j.loc))
+// runs: following returns the zero time. So does one whose Next panics;
+// following then returns the panic too, recovered.
+func (j *Job) following(at, now time.Time) (next time.Time, p *recovered) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, p = time.Time{}, &recovered{r, debug.Stack()}
+		}
+	}()
+	next = j.sched.Next(at.In(j.loc))
 	if !next.IsZero() && !next.After(now) {
 		next = j.sched.Next(now.In(j.loc))
 		if !next.After(now) {
 			next = time.Time{}
 		}
 	}
-	return next
+	return next, nil
+}
+
+// recovered is a value recovered from a panic, and the panic's stack.
+type recovered struct {
+	v     any
+	stack []byte
 }
 
 // admitLocked applies the overlap policy to a run due at at and reports
@@ -250,7 +269,7 @@ func (s *Scheduler) call(j *Job, at time.Time) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.count(j, Stats{Panics: 1})
-			s.panicHandler(j.name, r)
+			s.reportPanic(j.name, "job", r, nil)
 		}
 	}()
 	s.started(at)

@@ -52,8 +52,9 @@ type Scheduler struct {
 	w            *timewheel.Wheel
 	loc          *time.Location
 	inline       bool
-	panicHandler func(string, any)
-	ctx          context.Context // passed to jobs and claims
+	panicHandler func(string, any) // WithPanicHandler's; nil: log through logger
+	logger       *slog.Logger      // WithLogger's; nil: slog.Default()
+	ctx          context.Context   // passed to jobs and claims
 	cancel       context.CancelFunc
 
 	claimer      Claimer // nil: every run runs here
@@ -96,9 +97,7 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.loc = cfg.loc
 	s.inline = cfg.inline
 	s.panicHandler = cfg.panicHandler
-	if s.panicHandler == nil {
-		s.panicHandler = logPanic(cfg.logger)
-	}
+	s.logger = cfg.logger
 	s.claimer = cfg.claimer
 	s.claimTimeout = cfg.claimTimeout
 	s.claimPolicy = cfg.claimPolicy
@@ -187,7 +186,14 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 // call of sched.Next.
 //
 // Next is called without the scheduler's lock held, when the job is added
-// and after each run: it may call the scheduler's methods.
+// and after each run: it may call the scheduler's methods. If Next panics
+// in AddSchedule's own call, the panic goes up to the caller and no job is
+// added. A later call is made on the wheel's executor when a run falls
+// due; a panic there is recovered, as a job's is, and the scheduler goes
+// on: the value goes to the panic handler ([WithPanicHandler]; by default
+// logged with its stack), the run that fell due goes ahead, and the job's
+// runs end there, as for a schedule that does not move forward: its Next
+// returns the zero time from then on.
 func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...JobOption) (*Job, error) {
 	s.notNil("AddSchedule")
 	if sched == nil || f == nil {
@@ -353,13 +359,20 @@ var runsFunc = stack.FuncName((*Scheduler).runs)
 // internal/stack). The complexity is O(d) in the depth of the stack.
 func inRun() bool { return stack.Has(runsFunc) }
 
-// logPanic returns the default panic handler: it logs the panic and its
-// stack at level Error through l, or through slog.Default() at the time
-// of the panic if l is nil.
-func logPanic(l *slog.Logger) func(job string, v any) {
-	return func(job string, v any) {
-		logger(l).Error("cron: job panicked", "job", job, "panic", v, "stack", string(debug.Stack()))
+// reportPanic gives v, the value of a panic recovered from what ("job",
+// "Claim" or "Schedule.Next") of job, to the panic handler; with none
+// set, it logs the panic and stack at level Error through the scheduler's
+// logger, or slog.Default() at the time of the panic. A nil stack is the
+// caller's: the deferred function that recovered v calls it so.
+func (s *Scheduler) reportPanic(job, what string, v any, stack []byte) {
+	if s.panicHandler != nil {
+		s.panicHandler(job, v)
+		return
 	}
+	if stack == nil {
+		stack = debug.Stack()
+	}
+	logger(s.logger).Error("cron: "+what+" panicked", "job", job, "panic", v, "stack", string(stack))
 }
 
 // logger returns l, or slog.Default() if l is nil.
