@@ -150,6 +150,13 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.idle.L = &m.evMu
 }
 
+// notNil panics if m is nil, naming method, the exported method called.
+func (m *Map[K, V]) notNil(method string) {
+	if m == nil {
+		panic("expiry: " + method + " called on a nil *Map")
+	}
+}
+
 // init configures a zero Map as New with no options would, on its first
 // call; every exported method calls it first.
 func (m *Map[K, V]) init() {
@@ -420,6 +427,7 @@ func (m *Map[K, V]) Delete(k K) bool {
 // moment of the call could have seen shard by shard, not one instant.
 // The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Len() int {
+	m.notNil("Len")
 	m.init()
 	n := 0
 	for i := range m.shards {
@@ -437,6 +445,7 @@ func (m *Map[K, V]) Len() int {
 // same deadline come in no set order. The complexity is O(n log n) in
 // time and O(n) in memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
+	m.notNil("All")
 	m.init()
 	return func(yield func(K, V) bool) {
 		recs, _ := m.records(false)
@@ -456,6 +465,7 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 // since callbacks run one at a time. The complexity is O(depth of the
 // caller's stack), which Flush reads to know, plus the wait.
 func (m *Map[K, V]) Flush() {
+	m.notNil("Flush")
 	m.init()
 	if inCallback() {
 		panic("expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks")
@@ -480,6 +490,7 @@ func (m *Map[K, V]) Flush() {
 // The complexity is O(n + B + S), plus the depth of the caller's stack,
 // which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
+	m.notNil("Close")
 	m.init()
 	if !m.closed.CompareAndSwap(false, true) {
 		return ErrClosed
