@@ -637,6 +637,46 @@ func TestMisuseAfterClose(t *testing.T) {
 			is:  ErrClosed,
 			err: "expiry: map closed: timewheel: wheel closed",
 		},
+		// SetTTL and Touch used to report success, and the entry then
+		// stayed for good with no callback.
+		{
+			name: "SetTTL on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, time.Hour)
+				f.w.Close()
+				ok, err := f.m.SetTTL("k", time.Second)
+				if ok || !errors.Is(err, timewheel.ErrClosed) {
+					t.Errorf("SetTTL on a closed wheel: %v, %v; want false and timewheel.ErrClosed too", ok, err)
+				}
+				// The entry is as it was: live until its old deadline.
+				f.clk.Advance(time.Minute)
+				f.wantGet("k", 1, true)
+				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
+					t.Errorf("after SetTTL on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
+				}
+				return err
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed: timewheel: wheel closed",
+		},
+		{
+			name: "Touch on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, time.Hour)
+				f.w.Close()
+				f.clk.Advance(time.Minute)
+				if f.m.Touch("k") {
+					t.Error("Touch on a closed wheel returned true")
+				}
+				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
+					t.Errorf("after Touch on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
+				}
+				f.wantGet("k", 1, true)
+				return nil
+			},
+		},
 		{
 			name: "Restore on a closed wheel",
 			run: func(t *testing.T) error {
