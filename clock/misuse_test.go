@@ -58,6 +58,23 @@ func TestZeroVirtual(t *testing.T) {
 	}
 }
 
+// TestNilVirtual: every method of a nil *Virtual panics naming itself.
+// They used to die with a nil dereference.
+func TestNilVirtual(t *testing.T) {
+	var v *clock.Virtual
+	const nilV = " called on a nil *Virtual"
+	runMisuses(t, []misuse{
+		{"nil Now", func() any { return v.Now() }, "panic: clock: Now" + nilV},
+		{"nil Since", func() any { return v.Since(start) }, "panic: clock: Since" + nilV},
+		{"nil AfterFunc", func() any { return v.AfterFunc(time.Second, func() {}) }, "panic: clock: AfterFunc" + nilV},
+		{"nil Len", func() any { return v.Len() }, "panic: clock: Len" + nilV},
+		{"nil Next", func() any { w, ok := v.Next(); return fmt.Sprint(w, ok) }, "panic: clock: Next" + nilV},
+		{"nil Advance", func() any { return v.Advance(time.Second) }, "panic: clock: Advance" + nilV},
+		{"nil AdvanceTo", func() any { return v.AdvanceTo(start) }, "panic: clock: AdvanceTo" + nilV},
+		{"nil AdvanceNext", func() any { d, ok := v.AdvanceNext(); return fmt.Sprint(d, ok) }, "panic: clock: AdvanceNext" + nilV},
+	})
+}
+
 func TestMisuseNilAndExtremes(t *testing.T) {
 	runMisuses(t, []misuse{
 		{"Virtual.AfterFunc nil", func() any { return clock.NewVirtual(start).AfterFunc(time.Second, nil) },

@@ -30,6 +30,9 @@ import (
 // 00:00:00 UTC), ready to use; [NewVirtual] starts one at another time. A
 // Virtual must not be copied after first use.
 //
+// Every method panics on a nil *Virtual, naming itself: "clock: Now
+// called on a nil *Virtual".
+//
 // A Virtual is safe for concurrent use. Advances from several goroutines
 // at once run their callbacks concurrently, each on its own goroutine.
 type Virtual struct {
@@ -47,6 +50,15 @@ type Virtual struct {
 // reported rather than hung on.
 var rearmLimit = 1 << 20
 
+// lock locks v.mu for method, one of the exported methods; it panics if v
+// is nil.
+func (v *Virtual) lock(method string) {
+	if v == nil {
+		panic("clock: " + method + " called on a nil *Virtual")
+	}
+	v.mu.Lock()
+}
+
 // NewVirtual returns a virtual clock whose time is start.
 func NewVirtual(start time.Time) *Virtual {
 	return &Virtual{now: start}
@@ -54,13 +66,17 @@ func NewVirtual(start time.Time) *Virtual {
 
 // Now returns the clock's current time.
 func (v *Virtual) Now() time.Time {
-	v.mu.Lock()
+	v.lock("Now")
 	defer v.mu.Unlock()
 	return v.now
 }
 
 // Since returns the virtual time elapsed since t.
-func (v *Virtual) Since(t time.Time) time.Duration { return v.Now().Sub(t) }
+func (v *Virtual) Since(t time.Time) time.Duration {
+	v.lock("Since")
+	defer v.mu.Unlock()
+	return v.now.Sub(t)
+}
 
 // AfterFunc calls f, on the goroutine advancing the clock, once the clock
 // has advanced by d. A d of zero or less makes the timer due at the current
@@ -72,8 +88,8 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	if f == nil {
 		panic("clock: Virtual.AfterFunc called with nil func")
 	}
+	v.lock("AfterFunc")
 	t := &virtualTimer{v: v, f: f, index: -1}
-	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.startLocked(t, d)
 	return t
@@ -81,7 +97,7 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 
 // Len returns the number of pending timers.
 func (v *Virtual) Len() int {
-	v.mu.Lock()
+	v.lock("Len")
 	defer v.mu.Unlock()
 	return len(v.timers)
 }
@@ -89,7 +105,7 @@ func (v *Virtual) Len() int {
 // Next returns the deadline of the earliest pending timer, and false if
 // there is none.
 func (v *Virtual) Next() (time.Time, bool) {
-	v.mu.Lock()
+	v.lock("Next")
 	defer v.mu.Unlock()
 	if len(v.timers) == 0 {
 		return time.Time{}, false
@@ -105,7 +121,7 @@ func (v *Virtual) Advance(d time.Duration) int {
 	if d < 0 {
 		panic(fmt.Sprintf("clock: Virtual.Advance called with negative duration %v", d))
 	}
-	v.mu.Lock()
+	v.lock("Advance")
 	return v.advanceLocked("Advance", v.now.Add(d))
 }
 
@@ -121,7 +137,7 @@ func (v *Virtual) Advance(d time.Duration) int {
 // less) at one instant, and another is due: such a chain would never let
 // the clock move on.
 func (v *Virtual) AdvanceTo(t time.Time) int {
-	v.mu.Lock()
+	v.lock("AdvanceTo")
 	if t.Before(v.now) {
 		now := v.now
 		v.mu.Unlock()
@@ -135,7 +151,7 @@ func (v *Virtual) AdvanceTo(t time.Time) int {
 // and false if no timer was pending, in which case the clock stays put.
 // It panics as AdvanceTo does.
 func (v *Virtual) AdvanceNext() (time.Duration, bool) {
-	v.mu.Lock()
+	v.lock("AdvanceNext")
 	if len(v.timers) == 0 {
 		v.mu.Unlock()
 		return 0, false

@@ -2,6 +2,7 @@ package cron
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -30,6 +31,13 @@ import (
 // A claim must outlive the skew between the replicas' clocks, and the
 // time after which a replica that restarts catches up a missed run
 // ([Scheduler.Restore]); it may be forgotten after that.
+//
+// A Claim that panics is recovered, as a job that panics is, and the
+// scheduler goes on: the value goes to the panic handler
+// ([WithPanicHandler]; by default logged with its stack), the claim
+// counts as failed (Stats.ClaimErrors, not Panics; the claim error handler
+// is not called), and the job's ClaimPolicy decides whether the run goes
+// ahead.
 //
 // Implementations must be safe for concurrent use. On SQL, Claim is one
 // statement, INSERT INTO cron_runs (job, at) VALUES ($1, $2) ON CONFLICT
@@ -77,14 +85,16 @@ func (p ClaimPolicy) String() string {
 // claim reports whether this scheduler is to run j's run at at: always,
 // without a Claimer; else if the claim succeeded, or failed under
 // AtLeastOnce before Stop gave up. It is called on the run's goroutine, never with s.mu held,
-// and waits for the Claimer at most the claim timeout.
+// and waits for the Claimer at most the claim timeout. A Claim that
+// panics is a failed claim whose panic goes to the panic handler.
 func (s *Scheduler) claim(j *Job, at time.Time) bool {
 	if s.claimer == nil {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.claimTimeout)
-	won, err := s.claimer.Claim(ctx, j.name, at.In(j.loc))
-	cancel()
+	won, err := s.ask(j, at)
+	if err == errClaimPanicked { // counted and reported
+		return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
+	}
 	if err == nil {
 		if !won {
 			s.count(j, Stats{ClaimsLost: 1})
@@ -95,6 +105,25 @@ func (s *Scheduler) claim(j *Job, at time.Time) bool {
 	s.claimErr(j.name, at.In(j.loc), err)
 	// A claim cut short because Stop gave up waiting starts no run.
 	return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
+}
+
+// errClaimPanicked is what ask returns for a Claim that panicked.
+var errClaimPanicked = errors.New("cron: Claim panicked")
+
+// ask asks the Claimer for j's run at at. If Claim panics, ask counts a
+// claim error, gives the panic to the panic handler and returns
+// errClaimPanicked.
+func (s *Scheduler) ask(j *Job, at time.Time) (won bool, err error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.claimTimeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			won, err = false, errClaimPanicked
+			s.count(j, Stats{ClaimErrors: 1})
+			s.reportPanic(j.name, "Claim", r, nil)
+		}
+	}()
+	return s.claimer.Claim(ctx, j.name, at.In(j.loc))
 }
 
 // logClaimError returns the default claim error handler: it logs the

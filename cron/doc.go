@@ -53,7 +53,9 @@
 // one of the same job is still going is the job's [Overlap] policy: Skip
 // (the default) drops it, Queue runs it after, Allow runs it beside. A
 // panicking job is recovered and reported ([WithPanicHandler]); its later
-// runs and the other jobs go on. [Scheduler.Stop] stops the timers and
+// runs and the other jobs go on. So is a panic of a [Claimer]'s Claim,
+// and of a Schedule's Next once the job is added: see [Claimer] and
+// [Scheduler.AddSchedule]. [Scheduler.Stop] stops the timers and
 // waits, as long as its context allows, for runs in progress; called from
 // a run, it returns at once instead of waiting for its caller.
 // The zero Scheduler is ready to use, as New() would make it.

@@ -1,6 +1,7 @@
 package cron
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -9,7 +10,8 @@ import (
 // Job is one job of a Scheduler, made by Add or AddSchedule.
 //
 // The zero Job belongs to no scheduler: its Name is "", its Location UTC,
-// its Next the zero time and its Stats zero.
+// its Next the zero time and its Stats zero. Every method panics on a nil
+// *Job, naming itself: "cron: Next called on a nil *Job".
 //
 // A Job is safe for concurrent use.
 type Job struct {
@@ -52,11 +54,22 @@ func (a *Stats) add(b Stats) {
 }
 
 // Name returns the job's name. The complexity is O(1).
-func (j *Job) Name() string { return j.name }
+func (j *Job) Name() string {
+	j.notNil("Name")
+	return j.name
+}
+
+// notNil panics if j is nil, naming method, the exported method called.
+func (j *Job) notNil(method string) {
+	if j == nil {
+		panic("cron: " + method + " called on a nil *Job")
+	}
+}
 
 // Location returns the job's time zone, UTC for a zero Job. The
 // complexity is O(1).
 func (j *Job) Location() *time.Location {
+	j.notNil("Location")
 	if j.loc == nil {
 		return time.UTC
 	}
@@ -67,6 +80,7 @@ func (j *Job) Location() *time.Location {
 // time if it has none left, has been removed, its scheduler stopped or its
 // wheel closed, or it is a zero Job. The complexity is O(1).
 func (j *Job) Next() time.Time {
+	j.notNil("Next")
 	if j.s == nil {
 		return time.Time{}
 	}
@@ -81,6 +95,7 @@ func (j *Job) Next() time.Time {
 // Stats returns the job's counts so far, zero for a zero Job. The
 // complexity is O(1).
 func (j *Job) Stats() Stats {
+	j.notNil("Stats")
 	if j.s == nil {
 		return Stats{}
 	}
@@ -109,7 +124,13 @@ func (j *Job) fire() {
 	}
 	at := j.next
 	s.mu.Unlock()
-	next := j.following(at, now)
+	next, p := j.following(at, now)
+	if p != nil {
+		// Reported once the job is in order: its runs end, and the run
+		// at at goes ahead, so that a panic handler that panics in turn
+		// leaves nothing half done.
+		defer s.reportPanic(j.name, "Schedule.Next", p.v, p.stack)
+	}
 	s.mu.Lock()
 	if j.removed || s.stopped || !j.next.Equal(at) {
 		s.mu.Unlock()
@@ -130,16 +151,28 @@ func (j *Job) fire() {
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
 // time after now. A schedule that does not move forward ends the job's
-// runs: following returns the zero time.
-func (j *Job) following(at, now time.Time) time.Time {
-	next := j.sched.Next(at.In(j.loc))
+// runs: following returns the zero time. So does one whose Next panics;
+// following then returns the panic too, recovered.
+func (j *Job) following(at, now time.Time) (next time.Time, p *recovered) {
+	defer func() {
+		if r := recover(); r != nil {
+			next, p = time.Time{}, &recovered{r, debug.Stack()}
+		}
+	}()
+	next = j.sched.Next(at.In(j.loc))
 	if !next.IsZero() && !next.After(now) {
 		next = j.sched.Next(now.In(j.loc))
 		if !next.After(now) {
 			next = time.Time{}
 		}
 	}
-	return next
+	return next, nil
+}
+
+// recovered is a value recovered from a panic, and the panic's stack.
+type recovered struct {
+	v     any
+	stack []byte
 }
 
 // admitLocked applies the overlap policy to a run due at at and reports
@@ -236,7 +269,7 @@ func (s *Scheduler) call(j *Job, at time.Time) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.count(j, Stats{Panics: 1})
-			s.panicHandler(j.name, r)
+			s.reportPanic(j.name, "job", r, nil)
 		}
 	}()
 	s.started(at)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -173,6 +175,11 @@ func TestMisuseNil(t *testing.T) {
 			call: func(t *testing.T) error { return f.s.Snapshot(nil) }},
 		{name: "Restore(nil)", panic: "cron: Restore called with a nil io.Reader",
 			call: func(t *testing.T) error { return f.s.Restore(nil) }},
+		// Typed nils used to die with a nil dereference in the library.
+		{name: "Snapshot(nil *bytes.Buffer)", panic: "cron: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
+			call: func(t *testing.T) error { return f.s.Snapshot((*bytes.Buffer)(nil)) }},
+		{name: "Restore(nil *bytes.Reader)", panic: "cron: Restore called with a nil io.Reader (a nil *bytes.Reader)",
+			call: func(t *testing.T) error { return f.s.Restore((*bytes.Reader)(nil)) }},
 		{name: "New(nil)", call: func(t *testing.T) error {
 			return cron.New(nil, cron.WithWheel(f.w), nil).Stop(context.Background())
 		}},
@@ -202,6 +209,10 @@ func TestMisuseNil(t *testing.T) {
 			call: func(t *testing.T) error { cron.WithPanicHandler(nil); return nil }},
 		{name: "WithClaimer(nil)", panic: "cron: WithClaimer: nil claimer",
 			call: func(t *testing.T) error { cron.WithClaimer(nil); return nil }},
+		// It used to be accepted, and the first run's claim killed the
+		// process with a nil dereference on the run's goroutine.
+		{name: "WithClaimer(nil claimFunc)", panic: "cron: WithClaimer: nil claimer (a nil cron_test.claimFunc)",
+			call: func(t *testing.T) error { cron.WithClaimer(claimFunc(nil)); return nil }},
 		{name: "WithClaimErrorHandler(nil)", panic: "cron: WithClaimErrorHandler: nil handler",
 			call: func(t *testing.T) error { cron.WithClaimErrorHandler(nil); return nil }},
 		{name: "Parse(spec, nil)", call: func(t *testing.T) error {
@@ -213,6 +224,44 @@ func TestMisuseNil(t *testing.T) {
 			}
 			return err
 		}},
+	})
+}
+
+// Every method of a nil *Scheduler or *Job panics, naming itself. They
+// used to die with a nil dereference.
+func TestMisuseNilReceivers(t *testing.T) {
+	var s *cron.Scheduler
+	var j *cron.Job
+	runMisuses(t, []misuse{
+		{name: "Scheduler.Add", panic: "cron: Add called on a nil *Scheduler",
+			call: func(t *testing.T) error { _, err := s.Add("x", "@every 1m", nop); return err }},
+		{name: "Scheduler.AddSchedule", panic: "cron: AddSchedule called on a nil *Scheduler",
+			call: func(t *testing.T) error {
+				_, err := s.AddSchedule("x", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
+				return err
+			}},
+		{name: "Scheduler.Job", panic: "cron: Job called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Job("x"); return nil }},
+		{name: "Scheduler.Jobs", panic: "cron: Jobs called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Jobs(); return nil }},
+		{name: "Scheduler.Remove", panic: "cron: Remove called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Remove("x"); return nil }},
+		{name: "Scheduler.Stop", panic: "cron: Stop called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Stop(context.Background()) }},
+		{name: "Scheduler.Stats", panic: "cron: Stats called on a nil *Scheduler",
+			call: func(t *testing.T) error { s.Stats(); return nil }},
+		{name: "Scheduler.Snapshot", panic: "cron: Snapshot called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Snapshot(new(bytes.Buffer)) }},
+		{name: "Scheduler.Restore", panic: "cron: Restore called on a nil *Scheduler",
+			call: func(t *testing.T) error { return s.Restore(new(bytes.Buffer)) }},
+		{name: "Job.Name", panic: "cron: Name called on a nil *Job",
+			call: func(t *testing.T) error { j.Name(); return nil }},
+		{name: "Job.Location", panic: "cron: Location called on a nil *Job",
+			call: func(t *testing.T) error { j.Location(); return nil }},
+		{name: "Job.Next", panic: "cron: Next called on a nil *Job",
+			call: func(t *testing.T) error { j.Next(); return nil }},
+		{name: "Job.Stats", panic: "cron: Stats called on a nil *Job",
+			call: func(t *testing.T) error { j.Stats(); return nil }},
 	})
 }
 
@@ -528,6 +577,123 @@ type claimFunc func(ctx context.Context, job string, at time.Time) (bool, error)
 
 func (f claimFunc) Claim(ctx context.Context, job string, at time.Time) (bool, error) {
 	return f(ctx, job, at)
+}
+
+// A Claim or a Schedule's Next that panics, called for a run, is
+// recovered as a panicking job is: the panic goes to the panic handler
+// and the scheduler goes on, inline and on goroutines alike. Both used to
+// panic out of the wheel's executor, or end the process from a run's
+// goroutine.
+func TestMisusePanicsOfUserCode(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		newF := newGoroutineFixture
+		if inline {
+			newF = newFixture
+		}
+		// panics records what the panic handler gets.
+		var mu sync.Mutex
+		var panics []string
+		handler := cron.WithPanicHandler(func(job string, v any) {
+			mu.Lock()
+			panics = append(panics, fmt.Sprint(job, ": ", v))
+			mu.Unlock()
+		})
+		// flaky is a Claimer whose first Claim panics.
+		flaky := func() cron.Option {
+			var n atomic.Int32
+			return cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) {
+				if n.Add(1) == 1 {
+					panic("claim boom")
+				}
+				return true, nil
+			}))
+		}
+		// check stops f, waiting for its runs, and checks the job's stats
+		// and what the panic handler got.
+		check := func(t *testing.T, f *fixture, j *cron.Job, st cron.Stats, want ...string) {
+			t.Helper()
+			if err := f.s.Stop(context.Background()); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := j.Stats(); got != st {
+				t.Errorf("stats %+v, want %+v", got, st)
+			}
+			if fmt.Sprint(panics) != fmt.Sprint(want) {
+				t.Errorf("panic handler got %q, want %q", panics, want)
+			}
+			panics = nil
+		}
+		mode := fmt.Sprint("inline=", inline, " ")
+		runMisuses(t, []misuse{
+			{name: mode + "Claim panics, at most once: the run is skipped, the next one runs", call: func(t *testing.T) error {
+				f := newF(t, jan1, handler, flaky())
+				// Allow: on goroutines, the first run may still be going.
+				j, err := f.s.Add("job", "@every 1m", nop, cron.WithOverlap(cron.Allow))
+				f.clk.Advance(2 * time.Minute)
+				check(t, f, j, cron.Stats{Runs: 1, ClaimErrors: 1}, "job: claim boom")
+				return err
+			}},
+			{name: mode + "Claim panics, at least once: the run goes ahead", call: func(t *testing.T) error {
+				f := newF(t, jan1, handler, flaky(), cron.WithClaimPolicy(cron.AtLeastOnce))
+				// Allow: on goroutines, the first run may still be going.
+				j, err := f.s.Add("job", "@every 1m", nop, cron.WithOverlap(cron.Allow))
+				f.clk.Advance(2 * time.Minute)
+				check(t, f, j, cron.Stats{Runs: 2, ClaimErrors: 1}, "job: claim boom")
+				return err
+			}},
+			{name: mode + "Next panics after a run: the run goes ahead, the job's runs end", call: func(t *testing.T) error {
+				f := newF(t, jan1, handler)
+				k := 0
+				j, err := f.s.AddSchedule("p", scheduleFunc(func(t time.Time) time.Time {
+					if k++; k > 1 {
+						panic("next boom")
+					}
+					return t.Add(time.Minute)
+				}), nop)
+				f.clk.Advance(5 * time.Minute)
+				if !j.Next().IsZero() || k != 2 {
+					t.Errorf("after Next panicked: Next %v, Next called %d times", j.Next(), k)
+				}
+				check(t, f, j, cron.Stats{Runs: 1}, "p: next boom")
+				return err
+			}},
+		})
+	}
+	runMisuses(t, []misuse{
+		{name: "Next panics in AddSchedule: the caller gets the panic, no job is added", panic: "next boom",
+			call: func(t *testing.T) error {
+				f := newFixture(t, jan1)
+				defer func() {
+					if _, ok := f.s.Job("p"); ok {
+						t.Error("a job whose Next panicked in AddSchedule was added")
+					}
+				}()
+				_, err := f.s.AddSchedule("p", scheduleFunc(func(time.Time) time.Time { panic("next boom") }), nop)
+				return err
+			}},
+		{name: "no panic handler: the panics are logged", call: func(t *testing.T) error {
+			var buf bytes.Buffer
+			f := newGoroutineFixture(t, jan1, cron.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))),
+				cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) { panic("claim boom") })))
+			k := 0
+			_, err := f.s.AddSchedule("p", scheduleFunc(func(t time.Time) time.Time {
+				if k++; k > 1 {
+					panic("next boom")
+				}
+				return t.Add(time.Minute)
+			}), nop)
+			f.clk.Advance(time.Minute)
+			f.s.Stop(context.Background())
+			for _, want := range []string{`msg="cron: Claim panicked" job=p panic="claim boom"`, `msg="cron: Schedule.Next panicked" job=p panic="next boom"`} {
+				if !strings.Contains(buf.String(), want) {
+					t.Errorf("log lacks %s:\n%s", want, buf.String())
+				}
+			}
+			return err
+		}},
+	})
 }
 
 // A job and a Schedule may call the scheduler's methods: Remove itself,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/nilarg"
 )
 
 // An Option configures a Scheduler made by New.
@@ -54,7 +55,12 @@ func WithInline() Option {
 // WithPanicHandler sets what is called with a job's name and the value of
 // its panic, after it is recovered (default: logged
 // at level Error, with the stack, through the scheduler's logger: see
-// WithLogger). The job's later runs, and the other jobs, go on.
+// WithLogger). The job's later runs, and the other jobs, go on. It is
+// called too, with the job's name, for a panic of the Claimer's Claim
+// (see [Claimer]) and of the job's Schedule's Next (see
+// [Scheduler.AddSchedule]), which are logged by default as "cron: Claim
+// panicked" and "cron: Schedule.Next panicked" where a job's panic is
+// "cron: job panicked".
 // A handler that panics itself (say, to fail a test on the wheel's
 // executor, with WithInline) ends the run with its panic; the run is
 // counted as ended all the same, the runs of the job queued behind it are
@@ -92,10 +98,11 @@ func WithPanicHandler(h func(job string, v any)) Option {
 // A replica that claims a run and then dies, or whose process is killed
 // while the run is going, loses that run: no other replica runs it. That
 // is the price of never releasing a claim; see ClaimPolicy for the other
-// side of it. WithClaimer panics if c is nil.
+// side of it. WithClaimer panics if c is nil or holds a nil pointer or
+// func, whose Claim would fail at the first run.
 func WithClaimer(c Claimer) Option {
-	if c == nil {
-		panic("cron: WithClaimer: nil claimer")
+	if nilarg.Is(c) {
+		panic("cron: WithClaimer: nil claimer" + nilarg.Type(c))
 	}
 	return func(cfg *config) { cfg.claimer = c }
 }
@@ -205,8 +212,8 @@ func (p Overlap) String() string {
 }
 
 // WithLogger sets where the scheduler logs what it has no handler for: a
-// job's panic (unless WithPanicHandler is set) and a failed claim (unless
-// WithClaimErrorHandler is). The default, and a nil l, is slog.Default()
+// panic of a job, a Claim or a Schedule's Next (unless WithPanicHandler is
+// set) and a failed claim (unless WithClaimErrorHandler is). The default, and a nil l, is slog.Default()
 // at the time of logging, so a program's slog.SetDefault applies.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }

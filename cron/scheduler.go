@@ -42,6 +42,9 @@ type Func func(ctx context.Context, at time.Time)
 // on [timewheel.Default] in time.Local, made on its first use. A
 // Scheduler must not be copied after first use.
 //
+// Every method panics on a nil *Scheduler, naming itself: "cron: Stop
+// called on a nil *Scheduler".
+//
 // A Scheduler is safe for concurrent use.
 type Scheduler struct {
 	// Set by New, or on first use of a zero Scheduler, under mu; read
@@ -49,8 +52,9 @@ type Scheduler struct {
 	w            *timewheel.Wheel
 	loc          *time.Location
 	inline       bool
-	panicHandler func(string, any)
-	ctx          context.Context // passed to jobs and claims
+	panicHandler func(string, any) // WithPanicHandler's; nil: log through logger
+	logger       *slog.Logger      // WithLogger's; nil: slog.Default()
+	ctx          context.Context   // passed to jobs and claims
 	cancel       context.CancelFunc
 
 	claimer      Claimer // nil: every run runs here
@@ -93,9 +97,7 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.loc = cfg.loc
 	s.inline = cfg.inline
 	s.panicHandler = cfg.panicHandler
-	if s.panicHandler == nil {
-		s.panicHandler = logPanic(cfg.logger)
-	}
+	s.logger = cfg.logger
 	s.claimer = cfg.claimer
 	s.claimTimeout = cfg.claimTimeout
 	s.claimPolicy = cfg.claimPolicy
@@ -106,6 +108,13 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.jobs = make(map[string]*Job)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.idle.L = &s.mu
+}
+
+// notNil panics if s is nil, naming method, the exported method called.
+func (s *Scheduler) notNil(method string) {
+	if s == nil {
+		panic("cron: " + method + " called on a nil *Scheduler")
+	}
 }
 
 // readyLocked sets up a zero Scheduler as New() would, on its first use.
@@ -143,6 +152,7 @@ func (s *Scheduler) stoppedLocked() error {
 // ErrStopped after Stop or once the wheel is closed. Nil options are
 // ignored. Add panics if f is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
+	s.notNil("Add")
 	if f == nil {
 		panic(fmt.Sprintf("cron: Add: nil func for job %q", name))
 	}
@@ -176,8 +186,16 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 // call of sched.Next.
 //
 // Next is called without the scheduler's lock held, when the job is added
-// and after each run: it may call the scheduler's methods.
+// and after each run: it may call the scheduler's methods. If Next panics
+// in AddSchedule's own call, the panic goes up to the caller and no job is
+// added. A later call is made on the wheel's executor when a run falls
+// due; a panic there is recovered, as a job's is, and the scheduler goes
+// on: the value goes to the panic handler ([WithPanicHandler]; by default
+// logged with its stack), the run that fell due goes ahead, and the job's
+// runs end there, as for a schedule that does not move forward: its Next
+// returns the zero time from then on.
 func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...JobOption) (*Job, error) {
+	s.notNil("AddSchedule")
 	if sched == nil || f == nil {
 		panic(fmt.Sprintf("cron: AddSchedule: nil schedule or func for job %q", name))
 	}
@@ -238,6 +256,7 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 // Job returns the job named name and true, or nil and false if there is
 // none. The complexity is O(1).
 func (s *Scheduler) Job(name string) (*Job, bool) {
+	s.notNil("Job")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[name]
@@ -246,6 +265,7 @@ func (s *Scheduler) Job(name string) (*Job, bool) {
 
 // Jobs returns the jobs, sorted by name. The complexity is O(n log n).
 func (s *Scheduler) Jobs() []*Job {
+	s.notNil("Jobs")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.jobsLocked()
@@ -264,6 +284,7 @@ func (s *Scheduler) jobsLocked() []*Job {
 // whether there was one. A run in progress goes on; queued runs are
 // dropped. The complexity is O(1).
 func (s *Scheduler) Remove(name string) bool {
+	s.notNil("Remove")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, ok := s.jobs[name]
@@ -292,6 +313,7 @@ func (s *Scheduler) Remove(name string) bool {
 // number, the caller's included. A job that wants to wait for the others
 // calls Stop on a goroutine of its own and returns.
 func (s *Scheduler) Stop(ctx context.Context) error {
+	s.notNil("Stop")
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -337,13 +359,20 @@ var runsFunc = stack.FuncName((*Scheduler).runs)
 // internal/stack). The complexity is O(d) in the depth of the stack.
 func inRun() bool { return stack.Has(runsFunc) }
 
-// logPanic returns the default panic handler: it logs the panic and its
-// stack at level Error through l, or through slog.Default() at the time
-// of the panic if l is nil.
-func logPanic(l *slog.Logger) func(job string, v any) {
-	return func(job string, v any) {
-		logger(l).Error("cron: job panicked", "job", job, "panic", v, "stack", string(debug.Stack()))
+// reportPanic gives v, the value of a panic recovered from what ("job",
+// "Claim" or "Schedule.Next") of job, to the panic handler; with none
+// set, it logs the panic and stack at level Error through the scheduler's
+// logger, or slog.Default() at the time of the panic. A nil stack is the
+// caller's: the deferred function that recovered v calls it so.
+func (s *Scheduler) reportPanic(job, what string, v any, stack []byte) {
+	if s.panicHandler != nil {
+		s.panicHandler(job, v)
+		return
 	}
+	if stack == nil {
+		stack = debug.Stack()
+	}
+	logger(s.logger).Error("cron: "+what+" panicked", "job", job, "panic", v, "stack", string(stack))
 }
 
 // logger returns l, or slog.Default() if l is nil.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"github.com/timewheel/timewheel/internal/snapshot"
 )
 
@@ -49,7 +50,8 @@ type snapBody struct {
 // schedule up where it was after a restart: a run that falls due while the
 // process is down then runs at once instead of being lost. Jobs are
 // functions and are not written: they are named, and the program adds
-// them again before it restores. Snapshot panics if w is nil. The
+// them again before it restores. Snapshot panics if w is nil or holds a
+// nil pointer. The
 // complexity is O(n log n) in the number of jobs.
 //
 // The format, version 1, is:
@@ -61,8 +63,9 @@ type snapBody struct {
 //	         Next are wall-clock Unix nanoseconds, Next 0 for no run
 //	checksum 4 bytes  big-endian CRC-32C (Castagnoli) of all the above
 func (s *Scheduler) Snapshot(w io.Writer) error {
-	if w == nil {
-		panic("cron: Snapshot called with a nil io.Writer")
+	s.notNil("Snapshot")
+	if nilarg.Is(w) {
+		panic("cron: Snapshot called with a nil io.Writer" + nilarg.Type(w))
 	}
 	s.mu.Lock()
 	s.readyLocked()
@@ -94,11 +97,12 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 // is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
 // for an unknown format version one wrapping ErrVersion, and the jobs are
 // left as they were. It returns ErrStopped after Stop or once the wheel is
-// closed. Restore panics if r is nil. The complexity is O(n) in the
-// records read.
+// closed. Restore panics if r is nil or holds a nil pointer. The
+// complexity is O(n) in the records read.
 func (s *Scheduler) Restore(r io.Reader) error {
-	if r == nil {
-		panic("cron: Restore called with a nil io.Reader")
+	s.notNil("Restore")
+	if nilarg.Is(r) {
+		panic("cron: Restore called with a nil io.Reader" + nilarg.Type(r))
 	}
 	body, err := readSnapshot(r)
 	if err != nil {

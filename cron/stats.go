@@ -31,6 +31,7 @@ type SchedulerStats struct {
 // Stats returns what the scheduler's jobs have done and are doing. The
 // complexity is O(1).
 func (s *Scheduler) Stats() SchedulerStats {
+	s.notNil("Stats")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats

@@ -45,9 +45,18 @@ type loadingKey struct{}
 // the value, if a loader made one), and on a closed wheel an error
 // wrapping it and timewheel.ErrClosed.
 //
-// A loader may use the map, but it must not, through the context it is
-// given, ask for a key its own call (or a call it waits for) is loading:
-// that would wait for itself, so GetOrLoad panics. A loader that panics
+// A loader may use the map, but it must not ask for a key its own call
+// (or a call it waits for) is loading: that would wait for itself. Asked
+// through the context the loader is given, or one derived from it,
+// GetOrLoad sees the cycle and panics. Asked with any other context, such
+// as context.Background(), it cannot: Go gives a goroutine no identity to
+// tell the loader's own call from another goroutine's, so GetOrLoad waits
+// for the load, which waits for it, and neither returns until that
+// context is done (GetOrLoad then returns ctx.Err() to the loader); with
+// a context that is never done, they hang for good, as
+// golang.org/x/sync/singleflight's Do does when its function calls Do
+// with its own key. So does a loader that waits, by any other means, for
+// a goroutine blocked in GetOrLoad of its key. A loader that panics
 // panics its caller; the callers waiting for it get an error saying so.
 // GetOrLoad panics if ctx or load is nil. The complexity is O(1) plus the
 // loader; a hit costs what Get costs.

@@ -31,8 +31,9 @@ var ErrTTL = errors.New("expiry: non-positive ttl")
 const NoTTL time.Duration = math.MaxInt64
 
 // ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
-// by Close on a Map closed already. Set and Restore on a Map whose wheel
-// is closed return an error wrapping both it and [timewheel.ErrClosed].
+// by Close on a Map closed already. Set, SetTTL and Restore on a Map whose
+// wheel is closed return an error wrapping both it and
+// [timewheel.ErrClosed].
 var ErrClosed = errors.New("expiry: map closed")
 
 // Map is a map from K to V whose entries expire, each at its own deadline,
@@ -57,8 +58,13 @@ var ErrClosed = errors.New("expiry: map closed")
 // A Map lives on its wheel's timers: once the wheel is closed, entries
 // no longer leave at their deadlines (readers still never see an entry
 // past its deadline, but the entries stay in memory and their Expired
-// callbacks never come), and Set and Restore return an error. Close the
-// map before its wheel.
+// callbacks never come), Set, SetTTL and Restore return an error and
+// Touch returns false. Close the map before its wheel.
+//
+// Len, All, Flush, Close, Snapshot, Restore and Stats panic on a nil *Map,
+// naming themselves: "expiry: Len called on a nil *Map". The methods on
+// the paths a cache takes for every key (Get, Set, GetOrLoad, TTL, Touch,
+// SetTTL, Delete) do not check, and die with a nil dereference.
 type Map[K comparable, V any] struct {
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
@@ -148,6 +154,13 @@ func (m *Map[K, V]) configure(cfg config) {
 	}
 	m.epoch = m.w.Now()
 	m.idle.L = &m.evMu
+}
+
+// notNil panics if m is nil, naming method, the exported method called.
+func (m *Map[K, V]) notNil(method string) {
+	if m == nil {
+		panic("expiry: " + method + " called on a nil *Map")
+	}
 }
 
 // init configures a zero Map as New with no options would, on its first
@@ -332,6 +345,9 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 // different keys run in parallel, and a renewed entry costs the map
 // nothing until its old bucket fires (and then O(1)). The complexity is
 // O(1).
+//
+// Touch returns false too, and renews nothing, if the map's wheel is
+// closed: the entry could not leave at a new deadline (see [Map]).
 func (m *Map[K, V]) Touch(k K) bool {
 	m.init()
 	m.checkKey("Touch", k)
@@ -339,7 +355,7 @@ func (m *Map[K, V]) Touch(k K) bool {
 	now := m.now()
 	s.mu.RLock()
 	e, ok := s.items[k]
-	if !ok || e.deadline.Load() <= now {
+	if !ok || e.deadline.Load() <= now || m.w.Err() != nil {
 		s.mu.RUnlock()
 		return false
 	}
@@ -364,8 +380,11 @@ func (m *Map[K, V]) Touch(k K) bool {
 
 // SetTTL gives k's live entry a new time to live, without rewriting its
 // value: its deadline becomes now plus ttl, and Touch renews it by ttl
-// from then on. It returns false if k has no live entry; and false and an
-// error wrapping ErrTTL, repeating ttl, if ttl is not positive. A later
+// from then on. It returns false if k has no live entry; false and an
+// error wrapping ErrTTL, repeating ttl, if ttl is not positive; and false
+// and an error wrapping both ErrClosed and timewheel.ErrClosed, as Set
+// does, if the map's wheel is closed, where the entry could not leave at
+// its new deadline. The entry is left as it was then. A later
 // deadline is recorded lazily, as Touch does; an earlier one moves the
 // entry to its bucket. The complexity is O(1), plus O(log B) with a
 // capacity when it opens or closes a bucket.
@@ -375,6 +394,9 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 		return false, fmt.Errorf("%w %v", ErrTTL, ttl)
 	}
 	m.checkKey("SetTTL", k)
+	if err := m.w.Err(); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
 	s := m.shardFor(k)
 	now := m.now()
 	s.mu.Lock()
@@ -420,6 +442,7 @@ func (m *Map[K, V]) Delete(k K) bool {
 // moment of the call could have seen shard by shard, not one instant.
 // The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Len() int {
+	m.notNil("Len")
 	m.init()
 	n := 0
 	for i := range m.shards {
@@ -437,6 +460,7 @@ func (m *Map[K, V]) Len() int {
 // same deadline come in no set order. The complexity is O(n log n) in
 // time and O(n) in memory.
 func (m *Map[K, V]) All() iter.Seq2[K, V] {
+	m.notNil("All")
 	m.init()
 	return func(yield func(K, V) bool) {
 		recs, _ := m.records(false)
@@ -456,6 +480,7 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 // since callbacks run one at a time. The complexity is O(depth of the
 // caller's stack), which Flush reads to know, plus the wait.
 func (m *Map[K, V]) Flush() {
+	m.notNil("Flush")
 	m.init()
 	if inCallback() {
 		panic("expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks")
@@ -480,6 +505,7 @@ func (m *Map[K, V]) Flush() {
 // The complexity is O(n + B + S), plus the depth of the caller's stack,
 // which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
+	m.notNil("Close")
 	m.init()
 	if !m.closed.CompareAndSwap(false, true) {
 		return ErrClosed

@@ -274,6 +274,21 @@ func TestMisuseArguments(t *testing.T) {
 			run:   func(t *testing.T) error { return newFixture(t).m.Snapshot(nil) },
 			panic: "expiry: Snapshot called with a nil io.Writer",
 		},
+		// Typed nils used to die with a nil dereference in the library.
+		{
+			name:  "Restore(nil *bytes.Reader)",
+			run:   func(t *testing.T) error { return newFixture(t).m.Restore((*bytes.Reader)(nil)) },
+			panic: "expiry: Restore called with a nil io.Reader (a nil *bytes.Reader)",
+		},
+		{
+			name: "Snapshot(nil *bytes.Buffer)",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, time.Hour)
+				return f.m.Snapshot((*bytes.Buffer)(nil))
+			},
+			panic: "expiry: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
+		},
 		{
 			name: "New(nil option)",
 			run: func(t *testing.T) error {
@@ -348,6 +363,32 @@ func TestMisuseArguments(t *testing.T) {
 				return err
 			},
 			panic: "expiry: GetOrLoad of key k called from a loader that the load of that key waits for, which would wait for itself",
+		},
+		// Through another context the cycle cannot be seen (there is no
+		// goroutine identity): the loader waits for itself until that
+		// context is done, as GetOrLoad documents.
+		{
+			name: "GetOrLoad of its own key from the loader, with a context not derived from its own",
+			run: func(t *testing.T) error {
+				var err error
+				synctest.Test(t, func(t *testing.T) {
+					f := newFixture(t)
+					var self Loader[string, int]
+					self = func(_ context.Context, k string) (int, time.Duration, error) {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+						defer cancel()
+						v, err := f.m.GetOrLoad(ctx, k, self)
+						return v, time.Hour, err
+					}
+					_, err = f.m.GetOrLoad(context.Background(), "k", self)
+					if f.m.Len() != 0 {
+						t.Errorf("Len %d after the loader failed", f.m.Len())
+					}
+				})
+				return err
+			},
+			is:  context.DeadlineExceeded,
+			err: "context deadline exceeded",
 		},
 		{
 			name: "GetOrLoad cycle a -> b -> a through the loaders' contexts",
@@ -596,6 +637,46 @@ func TestMisuseAfterClose(t *testing.T) {
 			is:  ErrClosed,
 			err: "expiry: map closed: timewheel: wheel closed",
 		},
+		// SetTTL and Touch used to report success, and the entry then
+		// stayed for good with no callback.
+		{
+			name: "SetTTL on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, time.Hour)
+				f.w.Close()
+				ok, err := f.m.SetTTL("k", time.Second)
+				if ok || !errors.Is(err, timewheel.ErrClosed) {
+					t.Errorf("SetTTL on a closed wheel: %v, %v; want false and timewheel.ErrClosed too", ok, err)
+				}
+				// The entry is as it was: live until its old deadline.
+				f.clk.Advance(time.Minute)
+				f.wantGet("k", 1, true)
+				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
+					t.Errorf("after SetTTL on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
+				}
+				return err
+			},
+			is:  ErrClosed,
+			err: "expiry: map closed: timewheel: wheel closed",
+		},
+		{
+			name: "Touch on a closed wheel",
+			run: func(t *testing.T) error {
+				f := newFixture(t)
+				f.set("k", 1, time.Hour)
+				f.w.Close()
+				f.clk.Advance(time.Minute)
+				if f.m.Touch("k") {
+					t.Error("Touch on a closed wheel returned true")
+				}
+				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
+					t.Errorf("after Touch on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
+				}
+				f.wantGet("k", 1, true)
+				return nil
+			},
+		},
 		{
 			name: "Restore on a closed wheel",
 			run: func(t *testing.T) error {
@@ -610,6 +691,21 @@ func TestMisuseAfterClose(t *testing.T) {
 			is:  ErrClosed,
 			err: "expiry: map closed: timewheel: wheel closed",
 		},
+	})
+}
+
+// TestMisuseNilMap: the methods off the hot paths panic on a nil *Map,
+// naming themselves. They used to die with a nil dereference.
+func TestMisuseNilMap(t *testing.T) {
+	var m *Map[string, int]
+	runMisuses(t, []misuse{
+		{name: "Len", run: func(t *testing.T) error { m.Len(); return nil }, panic: "expiry: Len called on a nil *Map"},
+		{name: "All", run: func(t *testing.T) error { m.All(); return nil }, panic: "expiry: All called on a nil *Map"},
+		{name: "Flush", run: func(t *testing.T) error { m.Flush(); return nil }, panic: "expiry: Flush called on a nil *Map"},
+		{name: "Close", run: func(t *testing.T) error { return m.Close() }, panic: "expiry: Close called on a nil *Map"},
+		{name: "Stats", run: func(t *testing.T) error { m.Stats(); return nil }, panic: "expiry: Stats called on a nil *Map"},
+		{name: "Snapshot", run: func(t *testing.T) error { return m.Snapshot(new(bytes.Buffer)) }, panic: "expiry: Snapshot called on a nil *Map"},
+		{name: "Restore", run: func(t *testing.T) error { return m.Restore(new(bytes.Buffer)) }, panic: "expiry: Restore called on a nil *Map"},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/timewheel/timewheel/internal/nilarg"
 	"github.com/timewheel/timewheel/internal/snapshot"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
@@ -68,7 +69,8 @@ var farWall = time.Unix(0, farDeadline)
 // it writes anything if its own checks find it, or after a part of the
 // snapshot if gob alone refuses it (an unregistered type in an
 // interface). A part of a snapshot is none: Restore refuses it. Snapshot
-// panics if w is nil. The complexity is O(n), plus the size of the keys
+// panics if w is nil or holds a nil pointer. The complexity is O(n), plus
+// the size of the keys
 // and values that hold interfaces or refer to themselves, which are
 // looked into; the lock is held only while the entries are copied.
 //
@@ -86,8 +88,9 @@ var farWall = time.Unix(0, farDeadline)
 //
 // Entries come in bucket order, as from All.
 func (m *Map[K, V]) Snapshot(w io.Writer) error {
-	if w == nil {
-		panic("expiry: Snapshot called with a nil io.Writer")
+	m.notNil("Snapshot")
+	if nilarg.Is(w) {
+		panic("expiry: Snapshot called with a nil io.Writer" + nilarg.Type(w))
 	}
 	m.init()
 	recs, err := m.records(true)
@@ -143,10 +146,12 @@ func (m *Map[K, V]) Snapshot(w io.Writer) error {
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
 // closed. On a Map whose K or V no snapshot can hold, such as a func, it
 // returns an error wrapping ErrUnencodable without reading r. Restore
-// panics if r is nil. The complexity is O(n) in the entries read.
+// panics if r is nil or holds a nil pointer. The complexity is O(n) in the
+// entries read.
 func (m *Map[K, V]) Restore(r io.Reader) error {
-	if r == nil {
-		panic("expiry: Restore called with a nil io.Reader")
+	m.notNil("Restore")
+	if nilarg.Is(r) {
+		panic("expiry: Restore called with a nil io.Reader" + nilarg.Type(r))
 	}
 	m.init()
 	if _, err := checkTypes[K, V](0); err != nil {

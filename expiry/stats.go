@@ -31,6 +31,7 @@ type Stats struct {
 // Stats returns what the map holds and has done. It reads each shard in
 // turn (see Len). The complexity is O(S), S being the number of shards.
 func (m *Map[K, V]) Stats() Stats {
+	m.notNil("Stats")
 	m.init()
 	var st Stats
 	for i := range m.shards {

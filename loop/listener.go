@@ -76,7 +76,7 @@ func (l *Loop) NewListener(ln net.Listener, f func(s *Socket)) (*Listener, error
 	if f == nil {
 		panic("loop: NewListener called with nil func")
 	}
-	l.init()
+	l.init("NewListener")
 	l.owned("NewListener")
 	ls := &Listener{l: l, ln: ln, onConn: f, more: make(chan struct{}, 1), accepting: true}
 	ls.self = ls

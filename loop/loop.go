@@ -35,6 +35,9 @@ var ErrStopped = errors.New("loop: stopped")
 // from another goroutine while the loop waits for work; a call from
 // another goroutine while the loop runs a callback is a data race, which
 // the race detector reports.
+//
+// Every method panics on a nil *Loop, naming itself: "loop: Run called
+// on a nil *Loop".
 type Loop struct {
 	once  sync.Once // sets up the loop: in New, or on the zero Loop's first use
 	clock clock.Clock
@@ -76,9 +79,18 @@ func New(opts ...Option) *Loop {
 }
 
 // init sets up the zero Loop as New() does, on its first use; after that
-// it costs an atomic load.
-func (l *Loop) init() {
+// it costs a compare and an atomic load. It panics if l is nil, naming
+// method, the exported method that was called.
+func (l *Loop) init(method string) {
+	if l == nil {
+		nilLoop(method)
+	}
 	l.once.Do(func() { l.setup(defaults()) })
+}
+
+// nilLoop panics: method was called on a nil *Loop.
+func nilLoop(method string) {
+	panic("loop: " + method + " called on a nil *Loop")
 }
 
 func (l *Loop) setup(cfg config) {
@@ -93,7 +105,7 @@ func (l *Loop) setup(cfg config) {
 // Now returns the current time of the loop's clock. It is safe for
 // concurrent use.
 func (l *Loop) Now() time.Time {
-	l.init()
+	l.init("Now")
 	return l.clock.Now()
 }
 
@@ -107,7 +119,7 @@ func (l *Loop) Post(f func()) error {
 	if f == nil {
 		panic("loop: Post called with nil func")
 	}
-	l.init()
+	l.init("Post")
 	l.mu.Lock()
 	if l.stopped.Load() {
 		l.mu.Unlock()
@@ -133,7 +145,7 @@ func (l *Loop) Post(f func()) error {
 // that work posted from other goroutines cannot be lost silently.) The
 // complexity is O(1), plus one Close per open socket and listener.
 func (l *Loop) Stop() {
-	l.init()
+	l.init("Stop")
 	l.mu.Lock()
 	if l.stopped.Load() {
 		l.mu.Unlock()
@@ -188,7 +200,7 @@ func (l *Loop) halt() error {
 // goroutine; a producer that will Post to the loop holds a Ref while it
 // may. The complexity is O(1).
 func (l *Loop) Ref() {
-	l.init()
+	l.init("Ref")
 	l.mu.Lock()
 	l.holds++
 	l.mu.Unlock()
@@ -198,7 +210,7 @@ func (l *Loop) Ref() {
 // nothing else keeps it alive. It may be called from any goroutine.
 // Unref panics if no Ref is held. The complexity is O(1).
 func (l *Loop) Unref() {
-	l.init()
+	l.init("Unref")
 	l.mu.Lock()
 	if l.holds == 0 {
 		l.mu.Unlock()
@@ -292,7 +304,7 @@ func (l *Loop) RunNoWait() bool {
 // uv_backend_timeout. Timeout panics if called from another goroutine
 // while the loop waits for work. The complexity is O(1) amortised.
 func (l *Loop) Timeout() (time.Duration, bool) {
-	l.init()
+	l.init("Timeout")
 	l.owned("Timeout")
 	if l.stopped.Load() {
 		return 0, true
@@ -317,7 +329,7 @@ func (l *Loop) until(next int64, ok bool) (time.Duration, bool) {
 
 // enter marks the loop running for method, one of the Run methods.
 func (l *Loop) enter(method string) {
-	l.init()
+	l.init(method)
 	if !l.running.CompareAndSwap(false, true) {
 		panic("loop: " + method + " called while the loop is running (from one of its own callbacks, or on a second goroutine); one goroutine runs a loop at a time")
 	}

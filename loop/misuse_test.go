@@ -185,6 +185,10 @@ func TestMisuseNilAndStopped(t *testing.T) {
 		{"AfterFunc nil", func() any { _, l := virtualLoop(); return l.AfterFunc(time.Second, nil) }, "panic: loop: AfterFunc called with nil func"},
 		{"Every nil", func() any { _, l := virtualLoop(); return l.Every(time.Second, nil) }, "panic: loop: Every called with nil func"},
 		{"WithClock nil", func() any { return loop.WithClock(nil) }, "panic: loop: WithClock: nil clock"},
+		// A nil *clock.Virtual used to be accepted, and Now, Run and
+		// AfterFunc then died with a nil dereference.
+		{"WithClock nil pointer", func() any { return loop.WithClock((*clock.Virtual)(nil)) },
+			"panic: loop: WithClock: nil clock (a nil *clock.Virtual)"},
 		{"New with a nil Option", func() any {
 			clk := clock.NewVirtual(start)
 			l := loop.New(nil, loop.WithClock(clk), nil, loop.WithTick(time.Second))
@@ -228,6 +232,52 @@ func TestMisuseNilAndStopped(t *testing.T) {
 			d, ok := l.Timeout()
 			return fmt.Sprint(d, ok)
 		}, "0s true"},
+	})
+}
+
+// TestNilLoopAndTimer: every method of a nil *Loop or a nil *Timer
+// panics naming itself. They used to die with a nil dereference.
+func TestNilLoopAndTimer(t *testing.T) {
+	var l *loop.Loop
+	var tm *loop.Timer
+	runMisuses(t, []misuse{
+		{"nil Loop Now", func() any { return l.Now() }, "panic: loop: Now called on a nil *Loop"},
+		{"nil Loop Run", func() any { return l.Run() }, "panic: loop: Run called on a nil *Loop"},
+		{"nil Loop RunOnce", func() any { return l.RunOnce() }, "panic: loop: RunOnce called on a nil *Loop"},
+		{"nil Loop RunNoWait", func() any { return l.RunNoWait() }, "panic: loop: RunNoWait called on a nil *Loop"},
+		{"nil Loop Timeout", func() any { d, ok := l.Timeout(); return fmt.Sprint(d, ok) }, "panic: loop: Timeout called on a nil *Loop"},
+		{"nil Loop Post", func() any { return l.Post(noopf) }, "panic: loop: Post called on a nil *Loop"},
+		{"nil Loop Stop", func() any { l.Stop(); return nil }, "panic: loop: Stop called on a nil *Loop"},
+		{"nil Loop Ref", func() any { l.Ref(); return nil }, "panic: loop: Ref called on a nil *Loop"},
+		{"nil Loop Unref", func() any { l.Unref(); return nil }, "panic: loop: Unref called on a nil *Loop"},
+		{"nil Loop NewTimer", func() any { return l.NewTimer(noopf) }, "panic: loop: NewTimer called on a nil *Loop"},
+		{"nil Loop AfterFunc", func() any { return l.AfterFunc(time.Second, noopf) }, "panic: loop: AfterFunc called on a nil *Loop"},
+		{"nil Loop Every", func() any { return l.Every(time.Second, noopf) }, "panic: loop: Every called on a nil *Loop"},
+		{"nil Loop NewSocket", func() any {
+			c1, c2 := net.Pipe()
+			defer c1.Close()
+			defer c2.Close()
+			_, err := l.NewSocket(c1)
+			return err
+		}, "panic: loop: NewSocket called on a nil *Loop"},
+		{"nil Loop NewListener", func() any {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			defer ln.Close()
+			_, err = l.NewListener(ln, func(*loop.Socket) {})
+			return err
+		}, "panic: loop: NewListener called on a nil *Loop"},
+		{"nil Timer Start", func() any { tm.Start(time.Second, 0); return nil }, "panic: loop: Timer.Start called on a nil *Timer"},
+		{"nil Timer Stop", func() any { return tm.Stop() }, "panic: loop: Timer.Stop called on a nil *Timer"},
+		{"nil Timer Again", func() any { return tm.Again() }, "panic: loop: Timer.Again called on a nil *Timer"},
+		{"nil Timer SetRepeat", func() any { tm.SetRepeat(time.Second); return nil }, "panic: loop: Timer.SetRepeat called on a nil *Timer"},
+		{"nil Timer Repeat", func() any { return tm.Repeat() }, "panic: loop: Timer.Repeat called on a nil *Timer"},
+		{"nil Timer Active", func() any { return tm.Active() }, "panic: loop: Timer.Active called on a nil *Timer"},
+		{"nil Timer Unref", func() any { tm.Unref(); return nil }, "panic: loop: Timer.Unref called on a nil *Timer"},
+		{"nil Timer Ref", func() any { tm.Ref(); return nil }, "panic: loop: Timer.Ref called on a nil *Timer"},
+		{"nil Timer HasRef", func() any { return tm.HasRef() }, "panic: loop: Timer.HasRef called on a nil *Timer"},
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/nilarg"
 )
 
 // An Option configures a Loop made by New. The nil Option configures
@@ -23,10 +24,11 @@ func defaults() config {
 
 // WithClock sets the clock the loop reads and sleeps on (default
 // [clock.Real]). Tests pass a [clock.Virtual], or run the loop inside a
-// testing/synctest bubble on the real clock. WithClock panics if c is nil.
+// testing/synctest bubble on the real clock. WithClock panics if c is nil
+// or holds a nil pointer, such as a nil *clock.Virtual.
 func WithClock(c clock.Clock) Option {
-	if c == nil {
-		panic("loop: WithClock: nil clock")
+	if nilarg.Is(c) {
+		panic("loop: WithClock: nil clock" + nilarg.Type(c))
 	}
 	return func(cfg *config) { cfg.clock = c }
 }

@@ -42,7 +42,7 @@ func (s *Socket) Poll(d time.Duration, f func(readable bool)) error {
 	}
 	s.poll = f
 	if s.pollTimer == nil {
-		s.pollTimer = s.l.newTimer(s.pollExpired)
+		s.pollTimer = s.l.newTimer("Socket.Poll", s.pollExpired)
 		s.pollTimer.unref = true
 	}
 	s.pollTimer.Start(d, 0)

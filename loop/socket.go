@@ -154,7 +154,7 @@ func (l *Loop) NewSocket(c net.Conn) (*Socket, error) {
 	if nilarg.Is(c) {
 		panic(fmt.Sprintf("loop: NewSocket called with nil net.Conn%s", nilarg.Type(c)))
 	}
-	l.init()
+	l.init("NewSocket")
 	l.owned("NewSocket")
 	return l.newSocket(c)
 }

@@ -52,7 +52,7 @@ func (s *Socket) SetTimeout(d time.Duration, f func()) {
 	s.last = s.l.since()
 	s.idleFired = false
 	if s.idleTimer == nil {
-		s.idleTimer = s.l.newTimer(s.idleCheck)
+		s.idleTimer = s.l.newTimer("Socket.SetTimeout", s.idleCheck)
 		s.idleTimer.unref = true
 	}
 	s.idleTimer.Start(d, 0)

@@ -31,7 +31,8 @@ var ErrNeverStarted = errors.New("loop: Again called on a timer never started")
 // reference settings work, but Start panics, having no loop to run on.
 // A Timer must not be copied (go vet reports copies): the methods that
 // change a timer panic on a copy, which would otherwise unlink the
-// original from its loop's wheel.
+// original from its loop's wheel. Every method panics on a nil *Timer,
+// naming itself: "loop: Timer.Stop called on a nil *Timer".
 type Timer struct {
 	e       queue.Entry // first: the wheel's link; see runTimers
 	l       *Loop
@@ -51,11 +52,12 @@ func (l *Loop) NewTimer(f func()) *Timer {
 	if f == nil {
 		panic("loop: NewTimer called with nil func")
 	}
-	return l.newTimer(f)
+	return l.newTimer("NewTimer", f)
 }
 
-func (l *Loop) newTimer(f func()) *Timer {
-	l.init()
+// newTimer returns a stopped timer of l that will call f, for method.
+func (l *Loop) newTimer(method string, f func()) *Timer {
+	l.init(method)
 	t := &Timer{l: l, f: f}
 	t.self = t
 	return t
@@ -68,7 +70,7 @@ func (l *Loop) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("loop: AfterFunc called with nil func")
 	}
-	t := l.newTimer(f)
+	t := l.newTimer("AfterFunc", f)
 	l.owned("AfterFunc")
 	t.Start(d, 0)
 	return t
@@ -84,10 +86,15 @@ func (l *Loop) Every(d time.Duration, f func()) *Timer {
 	if d <= 0 {
 		panic(fmt.Sprintf("loop: Every called with non-positive interval %v", d))
 	}
-	t := l.newTimer(f)
+	t := l.newTimer("Every", f)
 	l.owned("Every")
 	t.Start(d, d)
 	return t
+}
+
+// nilTimer panics: method was called on a nil *Timer.
+func nilTimer(method string) {
+	panic("loop: Timer." + method + " called on a nil *Timer")
 }
 
 // misuse panics with what is wrong if t is a zero Timer or a copy, or if
@@ -124,6 +131,9 @@ func (t *Timer) Start(timeout, repeat time.Duration) {
 	if repeat < 0 {
 		panic(fmt.Sprintf("loop: Timer.Start called with negative repeat %v", repeat))
 	}
+	if t == nil {
+		nilTimer("Start")
+	}
 	l := t.l
 	if t.self != t || l.waiting.Load() {
 		t.misuse("Start")
@@ -149,6 +159,9 @@ func (t *Timer) Start(timeout, repeat time.Duration) {
 // copy of a Timer, and if called from another goroutine while the loop
 // waits. The complexity is O(1).
 func (t *Timer) Stop() bool {
+	if t == nil {
+		nilTimer("Stop")
+	}
 	if t.l == nil {
 		return false // the zero Timer: never started
 	}
@@ -169,6 +182,9 @@ func (t *Timer) Stop() bool {
 // timer, if the loop is stopped. It panics as Start does. The complexity
 // is O(1).
 func (t *Timer) Again() error {
+	if t == nil {
+		nilTimer("Again")
+	}
 	if !t.started {
 		return ErrNeverStarted
 	}
@@ -193,20 +209,36 @@ func (t *Timer) SetRepeat(d time.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("loop: Timer.SetRepeat called with negative repeat %v", d))
 	}
+	if t == nil {
+		nilTimer("SetRepeat")
+	}
 	t.repeat = d
 }
 
 // Repeat returns the repeat interval.
-func (t *Timer) Repeat() time.Duration { return t.repeat }
+func (t *Timer) Repeat() time.Duration {
+	if t == nil {
+		nilTimer("Repeat")
+	}
+	return t.repeat
+}
 
 // Active reports whether the timer is started and has not fired for the
 // last time or been stopped.
-func (t *Timer) Active() bool { return t.active }
+func (t *Timer) Active() bool {
+	if t == nil {
+		nilTimer("Active")
+	}
+	return t.active
+}
 
 // Unref makes the timer not keep the loop alive: Run may return while it
 // is active, as with Node.js's timeout.unref(). It still fires while the
 // loop runs. It panics as Stop does. The complexity is O(1).
 func (t *Timer) Unref() {
+	if t == nil {
+		nilTimer("Unref")
+	}
 	if t.l != nil && (t.self != t || t.l.waiting.Load()) {
 		t.misuse("Unref")
 	}
@@ -219,6 +251,9 @@ func (t *Timer) Unref() {
 // Ref undoes Unref: the active timer keeps the loop alive again. It
 // panics as Stop does. The complexity is O(1).
 func (t *Timer) Ref() {
+	if t == nil {
+		nilTimer("Ref")
+	}
 	if t.l != nil && (t.self != t || t.l.waiting.Load()) {
 		t.misuse("Ref")
 	}
@@ -229,7 +264,12 @@ func (t *Timer) Ref() {
 }
 
 // HasRef reports whether the timer keeps the loop alive when active.
-func (t *Timer) HasRef() bool { return !t.unref }
+func (t *Timer) HasRef() bool {
+	if t == nil {
+		nilTimer("HasRef")
+	}
+	return !t.unref
+}
 
 // sync recomputes whether the timer is active and updates the loop's
 // count of active referenced timers.

@@ -168,3 +168,21 @@ func TestMisuseZeroSim(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
 	}
 }
+
+// A nil *Sim panics, naming the method. It used to die with a nil
+// dereference.
+func TestMisuseNilSim(t *testing.T) {
+	var s *claimtest.Sim
+	for _, m := range []misuse{
+		{name: "Now", panic: "claimtest: Now called on a nil *Sim", call: func(t *testing.T) { s.Now() }},
+		{name: "Runs", panic: "claimtest: Runs called on a nil *Sim", call: func(t *testing.T) { s.Runs("job") }},
+		{name: "Tally", panic: "claimtest: Tally called on a nil *Sim", call: func(t *testing.T) { s.Tally("job", nil) }},
+		{name: "Add", panic: "claimtest: Add called on a nil *Sim", call: func(t *testing.T) { s.Add("job", "* * * * *") }},
+		{name: "RunUntil", panic: "claimtest: RunUntil called on a nil *Sim", call: func(t *testing.T) { s.RunUntil(start) }},
+		{name: "Restart", panic: "claimtest: Restart called on a nil *Sim", call: func(t *testing.T) { s.Restart(time.Minute) }},
+		{name: "Scheduler", panic: "claimtest: Scheduler called on a nil *Sim", call: func(t *testing.T) { s.Scheduler(0) }},
+		{name: "Wheel", panic: "claimtest: Wheel called on a nil *Sim", call: func(t *testing.T) { s.Wheel(0) }},
+	} {
+		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+	}
+}

@@ -95,7 +95,9 @@ func (c *Config) defaults() {
 // does not ease.
 //
 // The zero Sim has no replicas: its Now is the zero time and it has no
-// runs; Add, RunUntil and Restart panic on it. Make one with New.
+// runs; Add, RunUntil and Restart panic on it. Make one with New. Every
+// method panics on a nil *Sim, naming itself: "claimtest: Now called on a
+// nil *Sim".
 //
 // A Sim is not safe for concurrent use.
 type Sim struct {
@@ -185,9 +187,17 @@ func (s *Sim) stop() {
 	}
 }
 
-// enter panics if s is a zero Sim, or if a run of it is going on: its
+// notNil panics if s is nil, naming fn, the method called.
+func (s *Sim) notNil(fn string) {
+	if s == nil {
+		panic("claimtest: " + fn + " called on a nil *Sim")
+	}
+}
+
+// enter panics if s is nil or a zero Sim, or if a run of it is going on: its
 // OnRun called fn.
 func (s *Sim) enter(fn string) {
+	s.notNil(fn)
 	switch {
 	case s.t == nil:
 		panic(fmt.Sprintf("claimtest: %s called on a zero Sim; make one with New", fn))
@@ -224,7 +234,10 @@ func (s *Sim) addTo(i int, r *replica, j simJob) {
 }
 
 // Now returns the true time.
-func (s *Sim) Now() time.Time { return s.now }
+func (s *Sim) Now() time.Time {
+	s.notNil("Now")
+	return s.now
+}
 
 // Scheduler returns replica i's scheduler. It panics unless 0 <= i <
 // Config.Replicas.
@@ -235,6 +248,7 @@ func (s *Sim) Scheduler(i int) *cron.Scheduler { return s.replica("Scheduler", i
 func (s *Sim) Wheel(i int) *timewheel.Wheel { return s.replica("Wheel", i).w }
 
 func (s *Sim) replica(fn string, i int) *replica {
+	s.notNil(fn)
 	if i < 0 || i >= len(s.reps) {
 		panic(fmt.Sprintf("claimtest: %s(%d) of a Sim of %d replicas", fn, i, len(s.reps)))
 	}
@@ -327,6 +341,7 @@ func (s *Sim) Restart(down time.Duration) {
 
 // Runs returns the runs of job so far, in the order they happened.
 func (s *Sim) Runs(job string) []Record {
+	s.notNil("Runs")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Record(nil), s.runs[job]...)
@@ -346,6 +361,7 @@ type Tally struct {
 // Tally counts the runs of job against want, the instants at which it
 // should have run once each.
 func (s *Sim) Tally(job string, want []time.Time) Tally {
+	s.notNil("Tally")
 	tl := Tally{Instants: len(want), PerReplica: make([]int, len(s.reps))}
 	n := map[int64]int{}
 	for _, at := range want {
