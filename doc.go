@@ -32,8 +32,11 @@
 //     deadlines past the end of time saturate instead of wrapping.
 //   - Idle: with nothing pending a wheel has no goroutine and no wakeup;
 //     pending timers cost one wakeup per distinct due tick, whatever the
-//     number of shards, plus one at the old deadline of a postponed timer
-//     when nothing else is due then.
+//     number of shards, plus a wakeup with nothing due in three cases
+//     (see [Wheel]): at the old deadline of a postponed timer when nothing
+//     else is due then, at the start of a coarse slot whose earliest
+//     timers were stopped, and ahead of a burst of a thousand timers or
+//     more to move them down before they fall due.
 //
 // # Differences from package time
 //

@@ -83,8 +83,9 @@ func WithPanicHandler(h func(any)) Option {
 // on and belongs to it for life: Stop and Reset go to the timer's shard.
 // The wheel's one driver sleeps until the earliest deadline of all the
 // shards, so more shards cost no more wakeups; shards due at the same
-// wake fire in parallel. WithShards(1) makes one lock for the whole
-// wheel.
+// wake fire in parallel (on the real clock; on any other, one after the
+// other). Each shard's engine takes about 32 KB. WithShards(1) makes one
+// lock for the whole wheel.
 //
 // The downside of more than one shard is order: timers on different
 // shards that fall due at the same tick fire in no particular order
@@ -103,7 +104,7 @@ func WithShards(n int) Option {
 	return func(c *config) { c.shards = n }
 }
 
-// maxShards bounds WithShards: each shard holds a wheel of a few
-// kilobytes, and a wheel with more shards than any machine has processors
+// maxShards bounds WithShards: each shard holds an engine of about
+// 32 KB, and a wheel with more shards than any machine has processors
 // only costs memory.
 const maxShards = 1 << 16
