@@ -117,7 +117,8 @@ func (p *Pool) Wait() {
 // so a callback that blocks holds up no other.
 func (p *Pool) work() {
 	defer p.workers.Done()
-	var run []func()
+	var buf [maxRun]func() // on the stack: a worker's start allocates no run
+	run := buf[:0]
 	for {
 		p.mu.Lock()
 		queued := len(p.queue) - p.head

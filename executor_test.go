@@ -86,3 +86,28 @@ func raise(peak *atomic.Int32, n int32) {
 		}
 	}
 }
+
+// BenchmarkPoolStart: a callback queued on an idle Pool, the case of
+// timers that fall due one at a time: a worker starts, runs it and exits.
+// Package time's AfterFunc starts a goroutine per callback; the
+// sub-benchmark impl=go does the same for comparison.
+func BenchmarkPoolStart(b *testing.B) {
+	done := make(chan struct{})
+	f := func() { done <- struct{}{} }
+	b.Run("impl=pool", func(b *testing.B) {
+		p := timewheel.NewPool(4)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Execute(f)
+			<-done
+		}
+		p.Wait()
+	})
+	b.Run("impl=go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			go f()
+			<-done
+		}
+	})
+}
