@@ -209,9 +209,11 @@ func engineRefresh(b *testing.B, n int) {
 // window to the last callback (cpu-ns/fire), and from the end of
 // scheduling to the last callback (wait+cpu-ns/fire, which counts work
 // done ahead of the window), each with a garbage collection forced
-// between scheduling and the window (gc=forced) and without (gc=none),
+// between scheduling and the window (gc=forced), without (gc=none),
 // where the collection the million new timers call for may run during the
-// burst.
+// burst, and with one started 5 ms before the window (gc=during), so that
+// it marks the million timers while they fire: what gc=none measures
+// when the collector starts in the window, every time.
 //
 // A lead of 5 min would make each run last 5 min: timewheel runs it on a
 // warpClock, real time plus an offset that jumps, once the timers are
@@ -224,7 +226,7 @@ func BenchmarkW3Burst(b *testing.B) {
 	const n, window = 1_000_000, 100 * time.Millisecond
 	for _, lead := range []time.Duration{2 * time.Second, 10 * time.Second, 5 * time.Minute} {
 		for _, from := range []string{"one", "many"} {
-			for _, gc := range []string{"forced", "none"} {
+			for _, gc := range []string{"forced", "none", "during"} {
 				for _, impl := range burstImpls {
 					name := fmt.Sprintf("lead=%v/from=%s/gc=%s/impl=%s", shortDuration(lead), from, gc, impl.name)
 					b.Run(name, func(b *testing.B) {
@@ -236,7 +238,7 @@ func BenchmarkW3Burst(b *testing.B) {
 						if from == "many" {
 							goroutines = 4 * runtime.GOMAXPROCS(0)
 						}
-						benchBurst(b, impl.make, burstCase{n, window, lead, goroutines, gc == "forced", warp})
+						benchBurst(b, impl.make, burstCase{n, window, lead, goroutines, gc == "forced", gc == "during", warp})
 					})
 				}
 			}
@@ -286,6 +288,7 @@ type burstCase struct {
 	lead       time.Duration
 	goroutines int
 	forceGC    bool
+	gcDuring   bool // a collection started 5 ms before the window, so that it marks during the burst
 	warp       bool
 }
 
@@ -370,6 +373,10 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 	scheduled := cpuTime()
 	time.Sleep(time.Until(start) - 10*time.Millisecond)
 	before := cpuTime()
+	if c.gcDuring {
+		time.Sleep(5 * time.Millisecond)
+		go runtime.GC()
+	}
 	<-done
 	stop := cpuTime()
 	return burstResult{
