@@ -561,7 +561,11 @@ func (w *Wheel) fireDue(fire func(*Entry)) int {
 	}
 	w.firing.spliceBack(&w.due)
 	chains := w.dueHints
-	if len(chains) == 0 {
+	if len(chains) < 2 {
+		// At most one chain: a short list, which the two-ended walk
+		// covers; one chain would be walked hintEvery steps round it.
+		clear(chains)
+		chains = chains[:0]
 		w.warm(&w.firing)
 	}
 	fired := 0
