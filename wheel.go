@@ -50,7 +50,9 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 // start of any slot of 262,144 ticks or more (4.4 minutes at the default
 // tick) that holds it. [Stats] counts all three in EmptyWakeups.
 // When the driver fires, it expires every timer due by then, the
-// shards due together in parallel: a channel timer's value is sent at
+// shards due together in parallel on the real clock (on any other, one
+// after the other, so that a test clock's Advance returns with every due
+// callback run): a channel timer's value is sent at
 // once, and AfterFunc callbacks are handed, in deadline order, to the
 // wheel's [Executor].
 //

@@ -5,8 +5,9 @@
 // Everything a Loop runs — timer callbacks, repeating timers, the
 // callbacks of its sockets and listeners, functions given to [Loop.Post]
 // — runs on the goroutine that called [Loop.Run] (or [Loop.RunOnce],
-// [Loop.RunNoWait]), one at a time, never concurrently with each other. Code that lives on the loop needs no locks for the
-// state only the loop touches: that is the point of a loop, as in Node.js,
+// [Loop.RunNoWait]), one at a time, never concurrently with each other.
+// Code that lives on the loop needs no locks for the state only the loop
+// touches: that is the point of a loop, as in Node.js,
 // libuv and libco's co_eventloop.
 //
 // # Lifetime

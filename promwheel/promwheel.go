@@ -9,7 +9,7 @@
 // several wheels, maps, schedulers or listeners share one registry. The
 // metric names follow Prometheus' conventions: counters end in _total,
 // durations are in seconds, and each help text says what the figure is;
-// README's "What to watch" says what values to worry about. It is a
+// docs/operating.md says what values to worry about. It is a
 // module of its own, so that the timewheel module needs nothing but the
 // standard library.
 //

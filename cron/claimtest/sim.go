@@ -6,6 +6,10 @@
 // total. [Run] is the suite every Claimer should pass; [Sim] is the
 // simulation it is made of, for tests of one's own, such as a store that
 // goes down in the middle.
+//
+//	func TestClaimer(t *testing.T) {
+//		claimtest.Run(t, func(t *testing.T) cron.Claimer { return newClaimer(t) })
+//	}
 package claimtest
 
 import (
