@@ -11,6 +11,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
 // panics runs f and returns the message it panicked with, or "" if it
@@ -33,30 +34,6 @@ func fmtPanic(r any) string {
 		return "error: " + v.Error()
 	default:
 		return "non-string panic"
-	}
-}
-
-// misuse is one mistake and what it must give: the exact panic message,
-// or "" for a call that must return (its own checks then run inside).
-type misuse struct {
-	name  string
-	want  string
-	calls func(t *testing.T)
-}
-
-func runMisuse(t *testing.T, cases []misuse) {
-	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Helper()
-			got := panics(func() { c.calls(t) })
-			if got != c.want {
-				if c.want == "" {
-					t.Fatalf("panicked: %q", got)
-				}
-				t.Fatalf("panic %q; want %q", got, c.want)
-			}
-		})
 	}
 }
 
@@ -85,15 +62,15 @@ func TestZeroAndNilWheel(t *testing.T) {
 		{"Stats", func(w *timewheel.Wheel) { w.Stats() }},
 		{"Close", func(w *timewheel.Wheel) { w.Close() }},
 	}
-	var cases []misuse
+	var cases []misusetest.Case
 	for _, m := range methods {
 		cases = append(cases,
-			misuse{"zero/" + m.name, "timewheel: " + m.name + " called on a zero Wheel; make one with New",
-				func(*testing.T) { m.call(new(timewheel.Wheel)) }},
-			misuse{"nil/" + m.name, "timewheel: " + m.name + " called on a nil *Wheel",
-				func(*testing.T) { m.call(nil) }})
+			misusetest.Case{Name: "zero/" + m.name, Panic: "timewheel: " + m.name + " called on a zero Wheel; make one with New",
+				Do: func(*testing.T) { m.call(new(timewheel.Wheel)) }},
+			misusetest.Case{Name: "nil/" + m.name, Panic: "timewheel: " + m.name + " called on a nil *Wheel",
+				Do: func(*testing.T) { m.call(nil) }})
 	}
-	runMisuse(t, cases)
+	misusetest.Run(t, cases)
 }
 
 // TestBadArguments: nil and out-of-range arguments panic naming the
@@ -101,30 +78,30 @@ func TestZeroAndNilWheel(t *testing.T) {
 func TestBadArguments(t *testing.T) {
 	w := timewheel.New()
 	defer w.Close()
-	runMisuse(t, []misuse{
-		{"AfterFunc nil func", "timewheel: AfterFunc: nil func", func(*testing.T) { w.AfterFunc(time.Second, nil) }},
-		{"NewTicker zero", "timewheel: NewTicker: non-positive interval 0s", func(*testing.T) { w.NewTicker(0) }},
-		{"NewTicker negative", "timewheel: NewTicker: non-positive interval -5ms", func(*testing.T) { w.NewTicker(-5 * time.Millisecond) }},
-		{"Ticker.Reset negative", "timewheel: Ticker.Reset: non-positive interval -1ns", func(*testing.T) {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "AfterFunc nil func", Panic: "timewheel: AfterFunc: nil func", Do: func(*testing.T) { w.AfterFunc(time.Second, nil) }},
+		{Name: "NewTicker zero", Panic: "timewheel: NewTicker: non-positive interval 0s", Do: func(*testing.T) { w.NewTicker(0) }},
+		{Name: "NewTicker negative", Panic: "timewheel: NewTicker: non-positive interval -5ms", Do: func(*testing.T) { w.NewTicker(-5 * time.Millisecond) }},
+		{Name: "Ticker.Reset negative", Panic: "timewheel: Ticker.Reset: non-positive interval -1ns", Do: func(*testing.T) {
 			tk := w.NewTicker(time.Second)
 			defer tk.Stop()
 			tk.Reset(-1)
 		}},
-		{"WithTick zero", "timewheel: WithTick: non-positive tick 0s", func(*testing.T) { timewheel.WithTick(0) }},
-		{"WithClock nil", "timewheel: WithClock: nil clock", func(*testing.T) { timewheel.WithClock(nil) }},
-		{"WithClock nil pointer", "timewheel: WithClock: nil clock", func(*testing.T) { timewheel.WithClock((*clock.Virtual)(nil)) }},
-		{"WithExecutor nil", "timewheel: WithExecutor: nil executor", func(*testing.T) { timewheel.WithExecutor(nil) }},
-		{"WithExecutor nil *Pool", "timewheel: WithExecutor: nil executor", func(*testing.T) { timewheel.WithExecutor((*timewheel.Pool)(nil)) }},
-		{"WithWorkers zero", "timewheel: WithWorkers: fewer than one worker: 0", func(*testing.T) { timewheel.WithWorkers(0) }},
-		{"WithShards zero", "timewheel: WithShards: fewer than one shard: 0", func(*testing.T) { timewheel.WithShards(0) }},
-		{"WithShards huge", "timewheel: WithShards: more than 65536 shards: 2147483647", func(*testing.T) { timewheel.WithShards(math.MaxInt32) }},
-		{"WithPanicHandler nil", "timewheel: WithPanicHandler: nil handler", func(*testing.T) { timewheel.WithPanicHandler(nil) }},
-		{"New nil option", "timewheel: New: option 1 is nil", func(*testing.T) { timewheel.New(timewheel.WithTick(time.Second), nil) }},
-		{"Pool.Execute nil func", "timewheel: Pool.Execute: nil func", func(*testing.T) { new(timewheel.Pool).Execute(nil) }},
-		{"nil *Pool Execute", "timewheel: Execute called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Execute(func() {}) }},
-		{"nil *Pool Wait", "timewheel: Wait called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Wait() }},
-		{"nil *Pool Stats", "timewheel: Stats called on a nil *Pool", func(*testing.T) { (*timewheel.Pool)(nil).Stats() }},
-		{"Clock whose AfterFunc returns nil", "timewheel: New: the Clock's AfterFunc returned a nil Timer (timewheel_test.nilTimerClock)", func(*testing.T) {
+		{Name: "WithTick zero", Panic: "timewheel: WithTick: non-positive tick 0s", Do: func(*testing.T) { timewheel.WithTick(0) }},
+		{Name: "WithClock nil", Panic: "timewheel: WithClock: nil clock", Do: func(*testing.T) { timewheel.WithClock(nil) }},
+		{Name: "WithClock nil pointer", Panic: "timewheel: WithClock: nil clock", Do: func(*testing.T) { timewheel.WithClock((*clock.Virtual)(nil)) }},
+		{Name: "WithExecutor nil", Panic: "timewheel: WithExecutor: nil executor", Do: func(*testing.T) { timewheel.WithExecutor(nil) }},
+		{Name: "WithExecutor nil *Pool", Panic: "timewheel: WithExecutor: nil executor", Do: func(*testing.T) { timewheel.WithExecutor((*timewheel.Pool)(nil)) }},
+		{Name: "WithWorkers zero", Panic: "timewheel: WithWorkers: fewer than one worker: 0", Do: func(*testing.T) { timewheel.WithWorkers(0) }},
+		{Name: "WithShards zero", Panic: "timewheel: WithShards: fewer than one shard: 0", Do: func(*testing.T) { timewheel.WithShards(0) }},
+		{Name: "WithShards huge", Panic: "timewheel: WithShards: more than 65536 shards: 2147483647", Do: func(*testing.T) { timewheel.WithShards(math.MaxInt32) }},
+		{Name: "WithPanicHandler nil", Panic: "timewheel: WithPanicHandler: nil handler", Do: func(*testing.T) { timewheel.WithPanicHandler(nil) }},
+		{Name: "New nil option", Panic: "timewheel: New: option 1 is nil", Do: func(*testing.T) { timewheel.New(timewheel.WithTick(time.Second), nil) }},
+		{Name: "Pool.Execute nil func", Panic: "timewheel: Pool.Execute: nil func", Do: func(*testing.T) { new(timewheel.Pool).Execute(nil) }},
+		{Name: "nil *Pool Execute", Panic: "timewheel: Execute called on a nil *Pool", Do: func(*testing.T) { (*timewheel.Pool)(nil).Execute(func() {}) }},
+		{Name: "nil *Pool Wait", Panic: "timewheel: Wait called on a nil *Pool", Do: func(*testing.T) { (*timewheel.Pool)(nil).Wait() }},
+		{Name: "nil *Pool Stats", Panic: "timewheel: Stats called on a nil *Pool", Do: func(*testing.T) { (*timewheel.Pool)(nil).Stats() }},
+		{Name: "Clock whose AfterFunc returns nil", Panic: "timewheel: New: the Clock's AfterFunc returned a nil Timer (timewheel_test.nilTimerClock)", Do: func(*testing.T) {
 			timewheel.New(timewheel.WithClock(nilTimerClock{clock.NewVirtual(time.Unix(0, 0))}))
 		}},
 	})
@@ -170,13 +147,13 @@ func TestExtremeDurations(t *testing.T) {
 // TestZeroTimerAndTicker: package time's zero values, matched.
 func TestZeroTimerAndTicker(t *testing.T) {
 	c := make(chan time.Time)
-	runMisuse(t, []misuse{
-		{"zero Timer Stop", "timewheel: Stop called on uninitialized Timer", func(*testing.T) { new(timewheel.Timer).Stop() }},
-		{"zero Timer Reset", "timewheel: Reset called on uninitialized Timer", func(*testing.T) { new(timewheel.Timer).Reset(time.Second) }},
-		{"Timer with only C Stop", "timewheel: Stop called on uninitialized Timer", func(*testing.T) { (&timewheel.Timer{C: c}).Stop() }},
-		{"zero Ticker Stop does nothing", "", func(*testing.T) { new(timewheel.Ticker).Stop() }},
-		{"fake Ticker Stop does nothing", "", func(*testing.T) { (&timewheel.Ticker{C: c}).Stop() }},
-		{"zero Ticker Reset", "timewheel: Reset called on uninitialized Ticker", func(*testing.T) { new(timewheel.Ticker).Reset(time.Second) }},
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "zero Timer Stop", Panic: "timewheel: Stop called on uninitialized Timer", Do: func(*testing.T) { new(timewheel.Timer).Stop() }},
+		{Name: "zero Timer Reset", Panic: "timewheel: Reset called on uninitialized Timer", Do: func(*testing.T) { new(timewheel.Timer).Reset(time.Second) }},
+		{Name: "Timer with only C Stop", Panic: "timewheel: Stop called on uninitialized Timer", Do: func(*testing.T) { (&timewheel.Timer{C: c}).Stop() }},
+		{Name: "zero Ticker Stop does nothing", Panic: "", Do: func(*testing.T) { new(timewheel.Ticker).Stop() }},
+		{Name: "fake Ticker Stop does nothing", Panic: "", Do: func(*testing.T) { (&timewheel.Ticker{C: c}).Stop() }},
+		{Name: "zero Ticker Reset", Panic: "timewheel: Reset called on uninitialized Ticker", Do: func(*testing.T) { new(timewheel.Ticker).Reset(time.Second) }},
 	})
 	// The same calls on package time, for the record: the same outcomes.
 	if got := panics(func() { new(time.Timer).Stop() }); got != "time: Stop called on uninitialized Timer" {
@@ -204,8 +181,8 @@ func TestCopiedTimers(t *testing.T) {
 	w, clk := newVirtual(t)
 	other := w.AfterFunc(time.Hour, func() {}) // a neighbour in the same slot
 	defer other.Stop()
-	runMisuse(t, []misuse{
-		{"channel Timer Stop", "timewheel: Stop called on a copy of a Timer; call it on the *Timer NewTimer returned", func(t *testing.T) {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "channel Timer Stop", Panic: "timewheel: Stop called on a copy of a Timer; call it on the *Timer NewTimer returned", Do: func(t *testing.T) {
 			tm := w.NewTimer(time.Hour)
 			defer func() {
 				if !tm.Stop() {
@@ -214,12 +191,12 @@ func TestCopiedTimers(t *testing.T) {
 			}()
 			copyOf(tm).Stop()
 		}},
-		{"channel Timer Reset", "timewheel: Reset called on a copy of a Timer; call it on the *Timer NewTimer returned", func(*testing.T) {
+		{Name: "channel Timer Reset", Panic: "timewheel: Reset called on a copy of a Timer; call it on the *Timer NewTimer returned", Do: func(*testing.T) {
 			tm := w.NewTimer(time.Hour)
 			defer tm.Stop()
 			copyOf(tm).Reset(time.Second)
 		}},
-		{"pending AfterFunc Timer Stop", "timewheel: Stop called on a copy of a Timer; call it on the *Timer AfterFunc returned", func(t *testing.T) {
+		{Name: "pending AfterFunc Timer Stop", Panic: "timewheel: Stop called on a copy of a Timer; call it on the *Timer AfterFunc returned", Do: func(t *testing.T) {
 			tm := w.AfterFunc(time.Hour, func() {})
 			defer func() {
 				if n := w.Len(); n != 2 {
@@ -231,24 +208,24 @@ func TestCopiedTimers(t *testing.T) {
 			}()
 			copyOf(tm).Stop()
 		}},
-		{"pending AfterFunc Timer Reset earlier", "timewheel: Reset called on a copy of a Timer; call it on the *Timer AfterFunc returned", func(*testing.T) {
+		{Name: "pending AfterFunc Timer Reset earlier", Panic: "timewheel: Reset called on a copy of a Timer; call it on the *Timer AfterFunc returned", Do: func(*testing.T) {
 			tm := w.AfterFunc(time.Hour, func() {})
 			defer tm.Stop()
 			copyOf(tm).Reset(time.Second)
 		}},
-		{"fired AfterFunc Timer Stop is false", "", func(t *testing.T) {
+		{Name: "fired AfterFunc Timer Stop is false", Panic: "", Do: func(t *testing.T) {
 			tm := w.AfterFunc(time.Millisecond, func() {})
 			clk.Advance(time.Millisecond)
 			if copyOf(tm).Stop() {
 				t.Error("Stop of a copy of a fired timer returned true")
 			}
 		}},
-		{"Ticker Stop", "timewheel: Stop called on a copy of a Ticker; call it on the *Ticker NewTicker returned", func(t *testing.T) {
+		{Name: "Ticker Stop", Panic: "timewheel: Stop called on a copy of a Ticker; call it on the *Ticker NewTicker returned", Do: func(t *testing.T) {
 			tk := w.NewTicker(time.Second)
 			defer tk.Stop()
 			copyOf(tk).Stop()
 		}},
-		{"Ticker Reset", "timewheel: Reset called on a copy of a Ticker; call it on the *Ticker NewTicker returned", func(t *testing.T) {
+		{Name: "Ticker Reset", Panic: "timewheel: Reset called on a copy of a Ticker; call it on the *Ticker NewTicker returned", Do: func(t *testing.T) {
 			tk := w.NewTicker(time.Second)
 			defer tk.Stop()
 			copyOf(tk).Reset(time.Second)

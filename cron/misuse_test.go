@@ -17,55 +17,8 @@ import (
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/cron"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
-
-// misuse is one mistake a user can make with the package, and what it
-// must do: panic with a message, return an error, or work (neither).
-type misuse struct {
-	name  string
-	call  func(t *testing.T) error // checks values of its own with t.Errorf
-	panic string                   // the exact panic message, or "" for no panic
-	is    error                    // the error wanted (errors.Is), or nil for none
-	msg   string                   // the exact message of that error
-}
-
-// checkMisuse runs m.call and checks its panic or error.
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	var err error
-	p := func() (p any) {
-		defer func() { p = recover() }()
-		err = m.call(t)
-		return nil
-	}()
-	switch {
-	case m.panic != "" && p == nil:
-		t.Errorf("%s: no panic (error %v), want panic %q", m.name, err, m.panic)
-	case m.panic != "" && fmt.Sprint(p) != m.panic:
-		t.Errorf("%s: panic %q, want %q", m.name, fmt.Sprint(p), m.panic)
-	case m.panic != "":
-	case p != nil:
-		t.Errorf("%s: panic %q, want %s", m.name, fmt.Sprint(p), want(m))
-	case m.is == nil && err != nil:
-		t.Errorf("%s: error %q, want none", m.name, err)
-	case m.is != nil && (!errors.Is(err, m.is) || err.Error() != m.msg):
-		t.Errorf("%s: error %v, want %s", m.name, err, want(m))
-	}
-}
-
-func want(m misuse) string {
-	if m.is == nil {
-		return "no error"
-	}
-	return fmt.Sprintf("%q (wrapping %q)", m.msg, m.is)
-}
-
-func runMisuses(t *testing.T, ms []misuse) {
-	t.Helper()
-	for _, m := range ms {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
-	}
-}
 
 func nop(context.Context, time.Time) {}
 
@@ -82,8 +35,8 @@ func TestMisuseZeroScheduler(t *testing.T) {
 		{"new", func() *cron.Scheduler { return new(cron.Scheduler) }},
 	} {
 		t.Run(zero.name, func(t *testing.T) {
-			runMisuses(t, []misuse{
-				{name: "Add", call: func(t *testing.T) error {
+			misusetest.Run(t, []misusetest.Case{
+				{Name: "Add", Call: func(t *testing.T) error {
 					s := zero.make()
 					before := time.Now()
 					j, err := s.Add("hourly", "@every 1h", nop)
@@ -97,20 +50,20 @@ func TestMisuseZeroScheduler(t *testing.T) {
 					}
 					return nil
 				}},
-				{name: "AddSchedule", call: func(t *testing.T) error {
+				{Name: "AddSchedule", Call: func(t *testing.T) error {
 					s := zero.make()
 					defer s.Stop(context.Background())
 					_, err := s.AddSchedule("hourly", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
 					return err
 				}},
-				{name: "Job Jobs Remove Stats", call: func(t *testing.T) error {
+				{Name: "Job Jobs Remove Stats", Call: func(t *testing.T) error {
 					s := zero.make()
 					if j, ok := s.Job("x"); j != nil || ok || len(s.Jobs()) != 0 || s.Remove("x") || s.Stats() != (cron.SchedulerStats{}) {
 						t.Errorf("a zero Scheduler has jobs")
 					}
 					return nil
 				}},
-				{name: "Stop", call: func(t *testing.T) error {
+				{Name: "Stop", Call: func(t *testing.T) error {
 					s := zero.make()
 					if err := s.Stop(context.Background()); err != nil {
 						return err
@@ -121,7 +74,7 @@ func TestMisuseZeroScheduler(t *testing.T) {
 					}
 					return nil
 				}},
-				{name: "Snapshot and Restore", call: func(t *testing.T) error {
+				{Name: "Snapshot and Restore", Call: func(t *testing.T) error {
 					s := zero.make()
 					var buf bytes.Buffer
 					if err := s.Snapshot(&buf); err != nil {
@@ -137,7 +90,7 @@ func TestMisuseZeroScheduler(t *testing.T) {
 // A zero Job, var or new, belongs to no scheduler: no run, no counts.
 func TestMisuseZeroJob(t *testing.T) {
 	for _, j := range []*cron.Job{new(cron.Job), {}} {
-		checkMisuse(t, misuse{name: "zero Job", call: func(t *testing.T) error {
+		misusetest.Check(t, misusetest.Case{Name: "zero Job", Call: func(t *testing.T) error {
 			if j.Name() != "" || j.Location() != time.UTC || !j.Next().IsZero() || j.Stats() != (cron.Stats{}) {
 				t.Errorf("zero Job: name %q, location %v, next %v, stats %+v", j.Name(), j.Location(), j.Next(), j.Stats())
 			}
@@ -151,8 +104,8 @@ func TestMisuseZeroJob(t *testing.T) {
 // func, schedule, wheel, location, handler or claimer panics.
 func TestMisuseNil(t *testing.T) {
 	f := newFixture(t, jan1)
-	runMisuses(t, []misuse{
-		{name: "Stop(nil)", call: func(t *testing.T) error {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Stop(nil)", Call: func(t *testing.T) error {
 			f := newGoroutineFixture(t, jan1)
 			release := make(chan struct{})
 			f.s.Add("slow", "@every 1m", func(context.Context, time.Time) { <-release })
@@ -171,51 +124,51 @@ func TestMisuseNil(t *testing.T) {
 			close(release)
 			return (<-done)()
 		}},
-		{name: "Snapshot(nil)", panic: "cron: Snapshot called with a nil io.Writer",
-			call: func(t *testing.T) error { return f.s.Snapshot(nil) }},
-		{name: "Restore(nil)", panic: "cron: Restore called with a nil io.Reader",
-			call: func(t *testing.T) error { return f.s.Restore(nil) }},
+		{Name: "Snapshot(nil)", Panic: "cron: Snapshot called with a nil io.Writer",
+			Call: func(t *testing.T) error { return f.s.Snapshot(nil) }},
+		{Name: "Restore(nil)", Panic: "cron: Restore called with a nil io.Reader",
+			Call: func(t *testing.T) error { return f.s.Restore(nil) }},
 		// Typed nils used to die with a nil dereference in the library.
-		{name: "Snapshot(nil *bytes.Buffer)", panic: "cron: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
-			call: func(t *testing.T) error { return f.s.Snapshot((*bytes.Buffer)(nil)) }},
-		{name: "Restore(nil *bytes.Reader)", panic: "cron: Restore called with a nil io.Reader (a nil *bytes.Reader)",
-			call: func(t *testing.T) error { return f.s.Restore((*bytes.Reader)(nil)) }},
-		{name: "New(nil)", call: func(t *testing.T) error {
+		{Name: "Snapshot(nil *bytes.Buffer)", Panic: "cron: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
+			Call: func(t *testing.T) error { return f.s.Snapshot((*bytes.Buffer)(nil)) }},
+		{Name: "Restore(nil *bytes.Reader)", Panic: "cron: Restore called with a nil io.Reader (a nil *bytes.Reader)",
+			Call: func(t *testing.T) error { return f.s.Restore((*bytes.Reader)(nil)) }},
+		{Name: "New(nil)", Call: func(t *testing.T) error {
 			return cron.New(nil, cron.WithWheel(f.w), nil).Stop(context.Background())
 		}},
-		{name: "Add with a nil JobOption", call: func(t *testing.T) error {
+		{Name: "Add with a nil JobOption", Call: func(t *testing.T) error {
 			_, err := f.s.Add("nil-option", "@every 1m", nop, nil)
 			return err
 		}},
-		{name: "Add(nil func)", panic: `cron: Add: nil func for job "x"`,
-			call: func(t *testing.T) error { _, err := f.s.Add("x", "@every 1m", nil); return err }},
-		{name: "AddSchedule(nil schedule)", panic: `cron: AddSchedule: nil schedule or func for job "x"`,
-			call: func(t *testing.T) error { _, err := f.s.AddSchedule("x", nil, nop); return err }},
-		{name: "AddSchedule(nil func)", panic: `cron: AddSchedule: nil schedule or func for job "x"`,
-			call: func(t *testing.T) error {
+		{Name: "Add(nil func)", Panic: `cron: Add: nil func for job "x"`,
+			Call: func(t *testing.T) error { _, err := f.s.Add("x", "@every 1m", nil); return err }},
+		{Name: "AddSchedule(nil schedule)", Panic: `cron: AddSchedule: nil schedule or func for job "x"`,
+			Call: func(t *testing.T) error { _, err := f.s.AddSchedule("x", nil, nop); return err }},
+		{Name: "AddSchedule(nil func)", Panic: `cron: AddSchedule: nil schedule or func for job "x"`,
+			Call: func(t *testing.T) error {
 				_, err := f.s.AddSchedule("x", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nil)
 				return err
 			}},
-		{name: "WithWheel(nil)", panic: "cron: WithWheel: nil wheel",
-			call: func(t *testing.T) error { cron.WithWheel(nil); return nil }},
-		{name: "WithWheel(zero Wheel)", panic: "timewheel: Now called on a zero Wheel; make one with New",
-			call: func(t *testing.T) error {
+		{Name: "WithWheel(nil)", Panic: "cron: WithWheel: nil wheel",
+			Call: func(t *testing.T) error { cron.WithWheel(nil); return nil }},
+		{Name: "WithWheel(zero Wheel)", Panic: "timewheel: Now called on a zero Wheel; make one with New",
+			Call: func(t *testing.T) error {
 				_, err := cron.New(cron.WithWheel(new(timewheel.Wheel))).Add("x", "@every 1m", nop)
 				return err
 			}},
-		{name: "WithLocation(nil)", panic: "cron: WithLocation: nil location",
-			call: func(t *testing.T) error { cron.WithLocation(nil); return nil }},
-		{name: "WithPanicHandler(nil)", panic: "cron: WithPanicHandler: nil handler",
-			call: func(t *testing.T) error { cron.WithPanicHandler(nil); return nil }},
-		{name: "WithClaimer(nil)", panic: "cron: WithClaimer: nil claimer",
-			call: func(t *testing.T) error { cron.WithClaimer(nil); return nil }},
+		{Name: "WithLocation(nil)", Panic: "cron: WithLocation: nil location",
+			Call: func(t *testing.T) error { cron.WithLocation(nil); return nil }},
+		{Name: "WithPanicHandler(nil)", Panic: "cron: WithPanicHandler: nil handler",
+			Call: func(t *testing.T) error { cron.WithPanicHandler(nil); return nil }},
+		{Name: "WithClaimer(nil)", Panic: "cron: WithClaimer: nil claimer",
+			Call: func(t *testing.T) error { cron.WithClaimer(nil); return nil }},
 		// It used to be accepted, and the first run's claim killed the
 		// process with a nil dereference on the run's goroutine.
-		{name: "WithClaimer(nil claimFunc)", panic: "cron: WithClaimer: nil claimer (a nil cron_test.claimFunc)",
-			call: func(t *testing.T) error { cron.WithClaimer(claimFunc(nil)); return nil }},
-		{name: "WithClaimErrorHandler(nil)", panic: "cron: WithClaimErrorHandler: nil handler",
-			call: func(t *testing.T) error { cron.WithClaimErrorHandler(nil); return nil }},
-		{name: "Parse(spec, nil)", call: func(t *testing.T) error {
+		{Name: "WithClaimer(nil claimFunc)", Panic: "cron: WithClaimer: nil claimer (a nil cron_test.claimFunc)",
+			Call: func(t *testing.T) error { cron.WithClaimer(claimFunc(nil)); return nil }},
+		{Name: "WithClaimErrorHandler(nil)", Panic: "cron: WithClaimErrorHandler: nil handler",
+			Call: func(t *testing.T) error { cron.WithClaimErrorHandler(nil); return nil }},
+		{Name: "Parse(spec, nil)", Call: func(t *testing.T) error {
 			sched, err := cron.Parse("0 9 * * *", nil)
 			if err == nil {
 				if at := sched.Next(jan1.In(time.Local)); at.Hour() != 9 || at.Location() != time.Local {
@@ -232,36 +185,36 @@ func TestMisuseNil(t *testing.T) {
 func TestMisuseNilReceivers(t *testing.T) {
 	var s *cron.Scheduler
 	var j *cron.Job
-	runMisuses(t, []misuse{
-		{name: "Scheduler.Add", panic: "cron: Add called on a nil *Scheduler",
-			call: func(t *testing.T) error { _, err := s.Add("x", "@every 1m", nop); return err }},
-		{name: "Scheduler.AddSchedule", panic: "cron: AddSchedule called on a nil *Scheduler",
-			call: func(t *testing.T) error {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Scheduler.Add", Panic: "cron: Add called on a nil *Scheduler",
+			Call: func(t *testing.T) error { _, err := s.Add("x", "@every 1m", nop); return err }},
+		{Name: "Scheduler.AddSchedule", Panic: "cron: AddSchedule called on a nil *Scheduler",
+			Call: func(t *testing.T) error {
 				_, err := s.AddSchedule("x", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
 				return err
 			}},
-		{name: "Scheduler.Job", panic: "cron: Job called on a nil *Scheduler",
-			call: func(t *testing.T) error { s.Job("x"); return nil }},
-		{name: "Scheduler.Jobs", panic: "cron: Jobs called on a nil *Scheduler",
-			call: func(t *testing.T) error { s.Jobs(); return nil }},
-		{name: "Scheduler.Remove", panic: "cron: Remove called on a nil *Scheduler",
-			call: func(t *testing.T) error { s.Remove("x"); return nil }},
-		{name: "Scheduler.Stop", panic: "cron: Stop called on a nil *Scheduler",
-			call: func(t *testing.T) error { return s.Stop(context.Background()) }},
-		{name: "Scheduler.Stats", panic: "cron: Stats called on a nil *Scheduler",
-			call: func(t *testing.T) error { s.Stats(); return nil }},
-		{name: "Scheduler.Snapshot", panic: "cron: Snapshot called on a nil *Scheduler",
-			call: func(t *testing.T) error { return s.Snapshot(new(bytes.Buffer)) }},
-		{name: "Scheduler.Restore", panic: "cron: Restore called on a nil *Scheduler",
-			call: func(t *testing.T) error { return s.Restore(new(bytes.Buffer)) }},
-		{name: "Job.Name", panic: "cron: Name called on a nil *Job",
-			call: func(t *testing.T) error { j.Name(); return nil }},
-		{name: "Job.Location", panic: "cron: Location called on a nil *Job",
-			call: func(t *testing.T) error { j.Location(); return nil }},
-		{name: "Job.Next", panic: "cron: Next called on a nil *Job",
-			call: func(t *testing.T) error { j.Next(); return nil }},
-		{name: "Job.Stats", panic: "cron: Stats called on a nil *Job",
-			call: func(t *testing.T) error { j.Stats(); return nil }},
+		{Name: "Scheduler.Job", Panic: "cron: Job called on a nil *Scheduler",
+			Call: func(t *testing.T) error { s.Job("x"); return nil }},
+		{Name: "Scheduler.Jobs", Panic: "cron: Jobs called on a nil *Scheduler",
+			Call: func(t *testing.T) error { s.Jobs(); return nil }},
+		{Name: "Scheduler.Remove", Panic: "cron: Remove called on a nil *Scheduler",
+			Call: func(t *testing.T) error { s.Remove("x"); return nil }},
+		{Name: "Scheduler.Stop", Panic: "cron: Stop called on a nil *Scheduler",
+			Call: func(t *testing.T) error { return s.Stop(context.Background()) }},
+		{Name: "Scheduler.Stats", Panic: "cron: Stats called on a nil *Scheduler",
+			Call: func(t *testing.T) error { s.Stats(); return nil }},
+		{Name: "Scheduler.Snapshot", Panic: "cron: Snapshot called on a nil *Scheduler",
+			Call: func(t *testing.T) error { return s.Snapshot(new(bytes.Buffer)) }},
+		{Name: "Scheduler.Restore", Panic: "cron: Restore called on a nil *Scheduler",
+			Call: func(t *testing.T) error { return s.Restore(new(bytes.Buffer)) }},
+		{Name: "Job.Name", Panic: "cron: Name called on a nil *Job",
+			Call: func(t *testing.T) error { j.Name(); return nil }},
+		{Name: "Job.Location", Panic: "cron: Location called on a nil *Job",
+			Call: func(t *testing.T) error { j.Location(); return nil }},
+		{Name: "Job.Next", Panic: "cron: Next called on a nil *Job",
+			Call: func(t *testing.T) error { j.Next(); return nil }},
+		{Name: "Job.Stats", Panic: "cron: Stats called on a nil *Job",
+			Call: func(t *testing.T) error { j.Stats(); return nil }},
 	})
 }
 
@@ -278,29 +231,29 @@ func restoreAfter(end func(f *fixture)) func(t *testing.T) error {
 
 // Stop twice, and every method after Stop or on a closed wheel.
 func TestMisuseAfterStop(t *testing.T) {
-	runMisuses(t, []misuse{
-		{name: "Stop twice", call: func(t *testing.T) error {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Stop twice", Call: func(t *testing.T) error {
 			f := newFixture(t, jan1)
 			f.s.Stop(context.Background())
 			return f.s.Stop(context.Background())
 		}},
-		{name: "Add after Stop", is: cron.ErrStopped, msg: `cron: scheduler stopped (job "late")`,
-			call: func(t *testing.T) error {
+		{Name: "Add after Stop", Is: cron.ErrStopped, Msg: `cron: scheduler stopped (job "late")`,
+			Call: func(t *testing.T) error {
 				f := newFixture(t, jan1)
 				f.s.Stop(context.Background())
 				_, err := f.s.Add("late", "@every 1m", nop)
 				return err
 			}},
-		{name: "AddSchedule after Stop", is: cron.ErrStopped, msg: `cron: scheduler stopped (job "late")`,
-			call: func(t *testing.T) error {
+		{Name: "AddSchedule after Stop", Is: cron.ErrStopped, Msg: `cron: scheduler stopped (job "late")`,
+			Call: func(t *testing.T) error {
 				f := newFixture(t, jan1)
 				f.s.Stop(context.Background())
 				_, err := f.s.AddSchedule("late", scheduleFunc(func(t time.Time) time.Time { return t.Add(time.Hour) }), nop)
 				return err
 			}},
-		{name: "Restore after Stop", is: cron.ErrStopped, msg: "cron: scheduler stopped",
-			call: restoreAfter(func(f *fixture) { f.s.Stop(context.Background()) })},
-		{name: "Snapshot, Remove, Next and Stats after Stop", call: func(t *testing.T) error {
+		{Name: "Restore after Stop", Is: cron.ErrStopped, Msg: "cron: scheduler stopped",
+			Call: restoreAfter(func(f *fixture) { f.s.Stop(context.Background()) })},
+		{Name: "Snapshot, Remove, Next and Stats after Stop", Call: func(t *testing.T) error {
 			f := newFixture(t, jan1)
 			j, _ := f.s.Add("job", "@every 1m", nop)
 			f.clk.Advance(time.Minute)
@@ -317,9 +270,9 @@ func TestMisuseAfterStop(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "Add on a closed wheel", is: timewheel.ErrClosed,
-			msg: `cron: scheduler stopped: timewheel: wheel closed (job "late")`,
-			call: func(t *testing.T) error {
+		{Name: "Add on a closed wheel", Is: timewheel.ErrClosed,
+			Msg: `cron: scheduler stopped: timewheel: wheel closed (job "late")`,
+			Call: func(t *testing.T) error {
 				f := newFixture(t, jan1)
 				f.w.Close()
 				_, err := f.s.Add("late", "@every 1m", nop)
@@ -328,7 +281,7 @@ func TestMisuseAfterStop(t *testing.T) {
 				}
 				return err
 			}},
-		{name: "Next on a closed wheel", call: func(t *testing.T) error {
+		{Name: "Next on a closed wheel", Call: func(t *testing.T) error {
 			f := newFixture(t, jan1)
 			j, err := f.s.Add("job", "@every 1m", nop)
 			f.w.Close()
@@ -337,8 +290,8 @@ func TestMisuseAfterStop(t *testing.T) {
 			}
 			return err
 		}},
-		{name: "Restore on a closed wheel", is: timewheel.ErrClosed, msg: "cron: scheduler stopped: timewheel: wheel closed",
-			call: restoreAfter(func(f *fixture) { f.w.Close() })},
+		{Name: "Restore on a closed wheel", Is: timewheel.ErrClosed, Msg: "cron: scheduler stopped: timewheel: wheel closed",
+			Call: restoreAfter(func(f *fixture) { f.w.Close() })},
 	})
 }
 
@@ -352,16 +305,16 @@ func TestMisuseExtremes(t *testing.T) {
 			return err
 		}
 	}
-	runMisuses(t, []misuse{
-		{name: "@every 0s", is: cron.ErrSpec, msg: `cron: invalid spec "@every 0s": the duration must be positive (job "x")`, call: add("@every 0s")},
-		{name: "@every -1s", is: cron.ErrSpec, msg: `cron: invalid spec "@every -1s": the duration must be positive (job "x")`, call: add("@every -1s")},
-		{name: "@every min", is: cron.ErrSpec, msg: `cron: invalid spec "@every -2562047h47m16.854775808s": the duration must be positive (job "x")`,
-			call: add("@every " + time.Duration(math.MinInt64).String())},
-		{name: "@every past max", is: cron.ErrSpec, msg: `cron: invalid spec "@every 2562048h": time: invalid duration "2562048h" (job "x")`, call: add("@every 2562048h")},
-		{name: "@every alone", is: cron.ErrSpec, msg: `cron: invalid spec "@every": @every takes one duration, such as "@every 1h30m" (job "x")`, call: add("@every")},
-		{name: "@every twice", is: cron.ErrSpec, msg: `cron: invalid spec "@every 1s 2s": @every takes one duration, such as "@every 1h30m" (job "x")`, call: add("@every 1s 2s")},
-		{name: "@every no unit", is: cron.ErrSpec, msg: `cron: invalid spec "@every 5": time: missing unit in duration "5" (job "x")`, call: add("@every 5")},
-		{name: "@every max", call: func(t *testing.T) error {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "@every 0s", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 0s": the duration must be positive (job "x")`, Call: add("@every 0s")},
+		{Name: "@every -1s", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every -1s": the duration must be positive (job "x")`, Call: add("@every -1s")},
+		{Name: "@every min", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every -2562047h47m16.854775808s": the duration must be positive (job "x")`,
+			Call: add("@every " + time.Duration(math.MinInt64).String())},
+		{Name: "@every past max", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 2562048h": time: invalid duration "2562048h" (job "x")`, Call: add("@every 2562048h")},
+		{Name: "@every alone", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every": @every takes one duration, such as "@every 1h30m" (job "x")`, Call: add("@every")},
+		{Name: "@every twice", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 1s 2s": @every takes one duration, such as "@every 1h30m" (job "x")`, Call: add("@every 1s 2s")},
+		{Name: "@every no unit", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 5": time: missing unit in duration "5" (job "x")`, Call: add("@every 5")},
+		{Name: "@every max", Call: func(t *testing.T) error {
 			j, err := f.s.Add("max", "@every "+time.Duration(math.MaxInt64).String(), nop)
 			defer f.s.Remove("max")
 			if err == nil && !j.Next().Equal(f.clk.Now().Add(math.MaxInt64)) {
@@ -369,24 +322,24 @@ func TestMisuseExtremes(t *testing.T) {
 			}
 			return err
 		}},
-		{name: "WithClaimTimeout(0)", panic: "cron: WithClaimTimeout called with non-positive timeout 0s",
-			call: func(t *testing.T) error { cron.WithClaimTimeout(0); return nil }},
-		{name: "WithClaimTimeout(min)", panic: "cron: WithClaimTimeout called with non-positive timeout -2562047h47m16.854775808s",
-			call: func(t *testing.T) error { cron.WithClaimTimeout(math.MinInt64); return nil }},
-		{name: "WithClaimTimeout(max)", call: func(t *testing.T) error { cron.WithClaimTimeout(math.MaxInt64); return nil }},
-		{name: "WithOverlap(9)", panic: "cron: WithOverlap called with unknown policy Overlap(9); use Skip, Queue or Allow",
-			call: func(t *testing.T) error { cron.WithOverlap(9); return nil }},
-		{name: "WithClaimPolicy(9)", panic: "cron: WithClaimPolicy called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
-			call: func(t *testing.T) error { cron.WithClaimPolicy(9); return nil }},
-		{name: "OnClaimFailure(9)", panic: "cron: OnClaimFailure called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
-			call: func(t *testing.T) error { cron.OnClaimFailure(9); return nil }},
-		{name: "String of unknown policies", call: func(t *testing.T) error {
+		{Name: "WithClaimTimeout(0)", Panic: "cron: WithClaimTimeout called with non-positive timeout 0s",
+			Call: func(t *testing.T) error { cron.WithClaimTimeout(0); return nil }},
+		{Name: "WithClaimTimeout(min)", Panic: "cron: WithClaimTimeout called with non-positive timeout -2562047h47m16.854775808s",
+			Call: func(t *testing.T) error { cron.WithClaimTimeout(math.MinInt64); return nil }},
+		{Name: "WithClaimTimeout(max)", Call: func(t *testing.T) error { cron.WithClaimTimeout(math.MaxInt64); return nil }},
+		{Name: "WithOverlap(9)", Panic: "cron: WithOverlap called with unknown policy Overlap(9); use Skip, Queue or Allow",
+			Call: func(t *testing.T) error { cron.WithOverlap(9); return nil }},
+		{Name: "WithClaimPolicy(9)", Panic: "cron: WithClaimPolicy called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
+			Call: func(t *testing.T) error { cron.WithClaimPolicy(9); return nil }},
+		{Name: "OnClaimFailure(9)", Panic: "cron: OnClaimFailure called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
+			Call: func(t *testing.T) error { cron.OnClaimFailure(9); return nil }},
+		{Name: "String of unknown policies", Call: func(t *testing.T) error {
 			if o, c := cron.Overlap(9).String(), cron.ClaimPolicy(9).String(); o != "Overlap(9)" || c != "ClaimPolicy(9)" {
 				t.Errorf("unknown policies print as %q and %q", o, c)
 			}
 			return nil
 		}},
-		{name: `InZone("")`, call: func(t *testing.T) error {
+		{Name: `InZone("")`, Call: func(t *testing.T) error {
 			// time.LoadLocation("") is UTC; the scheduler's zone is another.
 			f := newFixture(t, jan1, cron.WithLocation(zone(t, "Asia/Tokyo")))
 			j, err := f.s.Add("x", "0 9 * * *", nop, cron.InZone(""))
@@ -395,7 +348,7 @@ func TestMisuseExtremes(t *testing.T) {
 			}
 			return err
 		}},
-		{name: "CRON_TZ= with no zone", call: func(t *testing.T) error {
+		{Name: "CRON_TZ= with no zone", Call: func(t *testing.T) error {
 			f := newFixture(t, jan1, cron.WithLocation(zone(t, "Asia/Tokyo")))
 			j, err := f.s.Add("x", "CRON_TZ= 0 9 * * *", nop)
 			if err == nil && (j.Location() != time.UTC || !j.Next().Equal(jan1.Add(9*time.Hour))) {
@@ -403,9 +356,9 @@ func TestMisuseExtremes(t *testing.T) {
 			}
 			return err
 		}},
-		{name: `InZone("") and CRON_TZ=`, is: cron.ErrSpec,
-			msg: `cron: invalid spec "CRON_TZ=Asia/Tokyo 0 9 * * *": it names time zone "Asia/Tokyo" and another zone was given (job "x")`,
-			call: func(t *testing.T) error {
+		{Name: `InZone("") and CRON_TZ=`, Is: cron.ErrSpec,
+			Msg: `cron: invalid spec "CRON_TZ=Asia/Tokyo 0 9 * * *": it names time zone "Asia/Tokyo" and another zone was given (job "x")`,
+			Call: func(t *testing.T) error {
 				_, err := f.s.Add("x", "CRON_TZ=Asia/Tokyo 0 9 * * *", nop, cron.InZone(""))
 				return err
 			}},
@@ -491,8 +444,8 @@ func TestStopFromJob(t *testing.T) {
 					t.Fatalf("%d of %d Stops called from jobs returned", len(stopped), tc.jobs)
 				}
 				for range tc.jobs {
-					checkMisuse(t, misuse{name: "Stop from a job", is: cron.ErrInRun, msg: tc.msg,
-						call: func(*testing.T) error { return <-stopped }})
+					misusetest.Check(t, misusetest.Case{Name: "Stop from a job", Is: cron.ErrInRun, Msg: tc.msg,
+						Call: func(*testing.T) error { return <-stopped }})
 				}
 				if err := f.s.Stop(context.Background()); err != nil {
 					t.Errorf("Stop after: %v", err)
@@ -556,7 +509,7 @@ func TestStopFromCallbacks(t *testing.T) {
 				synctest.Wait()
 				select {
 				case err := <-result:
-					checkMisuse(t, misuse{name: "Stop", is: tc.is, msg: tc.msg, call: func(*testing.T) error { return err }})
+					misusetest.Check(t, misusetest.Case{Name: "Stop", Is: tc.is, Msg: tc.msg, Call: func(*testing.T) error { return err }})
 				default:
 					t.Fatal("Stop did not return")
 				}
@@ -626,8 +579,8 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 			panics = nil
 		}
 		mode := fmt.Sprint("inline=", inline, " ")
-		runMisuses(t, []misuse{
-			{name: mode + "Claim panics, at most once: the run is skipped, the next one runs", call: func(t *testing.T) error {
+		misusetest.Run(t, []misusetest.Case{
+			{Name: mode + "Claim panics, at most once: the run is skipped, the next one runs", Call: func(t *testing.T) error {
 				f := newF(t, jan1, handler, flaky())
 				// Allow: on goroutines, the first run may still be going.
 				j, err := f.s.Add("job", "@every 1m", nop, cron.WithOverlap(cron.Allow))
@@ -635,7 +588,7 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 				check(t, f, j, cron.Stats{Runs: 1, ClaimErrors: 1}, "job: claim boom")
 				return err
 			}},
-			{name: mode + "Claim panics, at least once: the run goes ahead", call: func(t *testing.T) error {
+			{Name: mode + "Claim panics, at least once: the run goes ahead", Call: func(t *testing.T) error {
 				f := newF(t, jan1, handler, flaky(), cron.WithClaimPolicy(cron.AtLeastOnce))
 				// Allow: on goroutines, the first run may still be going.
 				j, err := f.s.Add("job", "@every 1m", nop, cron.WithOverlap(cron.Allow))
@@ -643,7 +596,7 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 				check(t, f, j, cron.Stats{Runs: 2, ClaimErrors: 1}, "job: claim boom")
 				return err
 			}},
-			{name: mode + "Next panics after a run: the run goes ahead, the job's runs end", call: func(t *testing.T) error {
+			{Name: mode + "Next panics after a run: the run goes ahead, the job's runs end", Call: func(t *testing.T) error {
 				f := newF(t, jan1, handler)
 				k := 0
 				j, err := f.s.AddSchedule("p", scheduleFunc(func(t time.Time) time.Time {
@@ -661,9 +614,9 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 			}},
 		})
 	}
-	runMisuses(t, []misuse{
-		{name: "Next panics in AddSchedule: the caller gets the panic, no job is added", panic: "next boom",
-			call: func(t *testing.T) error {
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Next panics in AddSchedule: the caller gets the panic, no job is added", Panic: "next boom",
+			Call: func(t *testing.T) error {
 				f := newFixture(t, jan1)
 				defer func() {
 					if _, ok := f.s.Job("p"); ok {
@@ -673,7 +626,7 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 				_, err := f.s.AddSchedule("p", scheduleFunc(func(time.Time) time.Time { panic("next boom") }), nop)
 				return err
 			}},
-		{name: "no panic handler: the panics are logged", call: func(t *testing.T) error {
+		{Name: "no panic handler: the panics are logged", Call: func(t *testing.T) error {
 			var buf bytes.Buffer
 			f := newGoroutineFixture(t, jan1, cron.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))),
 				cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) { panic("claim boom") })))

@@ -16,61 +16,8 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
-
-// A misuse is one wrong use of the package and what must come of it: a
-// panic whose message is exactly panic; or an error wrapping is whose
-// text is exactly err; or, with neither, no panic and no error, run
-// checking the outcome itself (the zero value or package time's
-// behaviour). run returns the error of the call under test.
-type misuse struct {
-	name  string
-	run   func(t *testing.T) error
-	panic string
-	is    error
-	err   string
-}
-
-// checkMisuse runs one misuse and checks what came of it.
-func checkMisuse(t *testing.T, c misuse) {
-	t.Helper()
-	var (
-		err      error
-		p        any
-		panicked = true
-	)
-	func() {
-		defer func() {
-			if panicked {
-				p = recover()
-			}
-		}()
-		err = c.run(t)
-		panicked = false
-	}()
-	switch {
-	case panicked && c.panic == "":
-		t.Fatalf("%s: panic %v, want none", c.name, p)
-	case panicked && fmt.Sprint(p) != c.panic:
-		t.Fatalf("%s: panic %q, want %q", c.name, fmt.Sprint(p), c.panic)
-	case panicked:
-	case c.panic != "":
-		t.Fatalf("%s: no panic (error %v), want panic %q", c.name, err, c.panic)
-	case c.is == nil && err != nil:
-		t.Fatalf("%s: error %v, want none", c.name, err)
-	case c.is != nil && !errors.Is(err, c.is):
-		t.Fatalf("%s: error %v, want one wrapping %v", c.name, err, c.is)
-	case c.is != nil && err.Error() != c.err:
-		t.Fatalf("%s: error %q, want %q", c.name, err.Error(), c.err)
-	}
-}
-
-func runMisuses(t *testing.T, cases []misuse) {
-	t.Helper()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { checkMisuse(t, c) })
-	}
-}
 
 // lockFree fails t if one of m's locks is held: a panic inside the map
 // must not leave it locked, or every later call would hang.
@@ -132,12 +79,12 @@ func TestZeroMap(t *testing.T) {
 			return m.Restore(&buf)
 		},
 	}
-	var cases []misuse
+	var cases []misusetest.Case
 	for _, how := range []string{"var", "new"} {
 		for _, name := range slices.Sorted(maps.Keys(first)) {
-			cases = append(cases, misuse{
-				name: fmt.Sprintf("%s Map: %s first", how, name),
-				run: func(t *testing.T) error {
+			cases = append(cases, misusetest.Case{
+				Name: fmt.Sprintf("%s Map: %s first", how, name),
+				Call: func(t *testing.T) error {
 					m := new(Map[string, int])
 					if how == "var" {
 						var zero Map[string, int]
@@ -150,9 +97,9 @@ func TestZeroMap(t *testing.T) {
 				},
 			})
 		}
-		cases = append(cases, misuse{
-			name: how + " Map: first used by 8 goroutines at once",
-			run: func(t *testing.T) error {
+		cases = append(cases, misusetest.Case{
+			Name: how + " Map: first used by 8 goroutines at once",
+			Call: func(t *testing.T) error {
 				m := new(Map[string, int])
 				if how == "var" {
 					var zero Map[string, int]
@@ -167,9 +114,9 @@ func TestZeroMap(t *testing.T) {
 				return wantInt("Len", m.Len(), 8)
 			},
 		})
-		cases = append(cases, misuse{
-			name: how + " Map: Close first",
-			run: func(t *testing.T) error {
+		cases = append(cases, misusetest.Case{
+			Name: how + " Map: Close first",
+			Call: func(t *testing.T) error {
 				var m Map[string, int]
 				if err := m.Close(); err != nil {
 					return err
@@ -179,11 +126,11 @@ func TestZeroMap(t *testing.T) {
 				}
 				return m.Close()
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed",
 		})
 	}
-	runMisuses(t, cases)
+	misusetest.Run(t, cases)
 }
 
 // useZero checks that m, a zero Map after one call, works as New's: on
@@ -254,10 +201,10 @@ func wantInt(what string, got, want int) error {
 // TestMisuseArguments: nil arguments, nil options and the extremes of
 // every duration and count.
 func TestMisuseArguments(t *testing.T) {
-	runMisuses(t, []misuse{
+	misusetest.Run(t, []misusetest.Case{
 		{
-			name: "zero Reason, and one out of range",
-			run: func(t *testing.T) error {
+			Name: "zero Reason, and one out of range",
+			Call: func(t *testing.T) error {
 				if got := Reason(0).String() + " " + Reason(200).String(); got != "Reason(0) Reason(200)" {
 					return fmt.Errorf("String: %q", got)
 				}
@@ -265,33 +212,33 @@ func TestMisuseArguments(t *testing.T) {
 			},
 		},
 		{
-			name:  "Restore(nil)",
-			run:   func(t *testing.T) error { return newFixture(t).m.Restore(nil) },
-			panic: "expiry: Restore called with a nil io.Reader",
+			Name:  "Restore(nil)",
+			Call:  func(t *testing.T) error { return newFixture(t).m.Restore(nil) },
+			Panic: "expiry: Restore called with a nil io.Reader",
 		},
 		{
-			name:  "Snapshot(nil)",
-			run:   func(t *testing.T) error { return newFixture(t).m.Snapshot(nil) },
-			panic: "expiry: Snapshot called with a nil io.Writer",
+			Name:  "Snapshot(nil)",
+			Call:  func(t *testing.T) error { return newFixture(t).m.Snapshot(nil) },
+			Panic: "expiry: Snapshot called with a nil io.Writer",
 		},
 		// Typed nils used to die with a nil dereference in the library.
 		{
-			name:  "Restore(nil *bytes.Reader)",
-			run:   func(t *testing.T) error { return newFixture(t).m.Restore((*bytes.Reader)(nil)) },
-			panic: "expiry: Restore called with a nil io.Reader (a nil *bytes.Reader)",
+			Name:  "Restore(nil *bytes.Reader)",
+			Call:  func(t *testing.T) error { return newFixture(t).m.Restore((*bytes.Reader)(nil)) },
+			Panic: "expiry: Restore called with a nil io.Reader (a nil *bytes.Reader)",
 		},
 		{
-			name: "Snapshot(nil *bytes.Buffer)",
-			run: func(t *testing.T) error {
+			Name: "Snapshot(nil *bytes.Buffer)",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.set("k", 1, time.Hour)
 				return f.m.Snapshot((*bytes.Buffer)(nil))
 			},
-			panic: "expiry: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
+			Panic: "expiry: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
 		},
 		{
-			name: "New(nil option)",
-			run: func(t *testing.T) error {
+			Name: "New(nil option)",
+			Call: func(t *testing.T) error {
 				m := New[string, int](nil, WithCapacity(1), nil)
 				defer m.Close()
 				if m.capacity != 1 || m.w != timewheel.Default() {
@@ -300,58 +247,58 @@ func TestMisuseArguments(t *testing.T) {
 				return nil
 			},
 		},
-		{name: "WithWheel(nil)", run: func(t *testing.T) error { WithWheel(nil); return nil }, panic: "expiry: WithWheel: nil wheel"},
+		{Name: "WithWheel(nil)", Call: func(t *testing.T) error { WithWheel(nil); return nil }, Panic: "expiry: WithWheel: nil wheel"},
 		{
-			name:  "WithWheel(zero Wheel)",
-			run:   func(t *testing.T) error { New[string, int](WithWheel(new(timewheel.Wheel))); return nil },
-			panic: "timewheel: Resolution called on a zero Wheel; make one with New",
+			Name:  "WithWheel(zero Wheel)",
+			Call:  func(t *testing.T) error { New[string, int](WithWheel(new(timewheel.Wheel))); return nil },
+			Panic: "timewheel: Resolution called on a zero Wheel; make one with New",
 		},
 		{
-			name:  "WithOnEvict(nil)",
-			run:   func(t *testing.T) error { WithOnEvict[string, int](nil); return nil },
-			panic: "expiry: WithOnEvict: nil callback",
+			Name:  "WithOnEvict(nil)",
+			Call:  func(t *testing.T) error { WithOnEvict[string, int](nil); return nil },
+			Panic: "expiry: WithOnEvict: nil callback",
 		},
 		{
-			name: "WithOnEvict of other types",
-			run: func(t *testing.T) error {
+			Name: "WithOnEvict of other types",
+			Call: func(t *testing.T) error {
 				New[string, int](WithOnEvict(func(int, int, Reason) {}))
 				return nil
 			},
-			panic: "expiry: New: WithOnEvict callback is func(int, int, expiry.Reason), want func(string, int, expiry.Reason)",
+			Panic: "expiry: New: WithOnEvict callback is func(int, int, expiry.Reason), want func(string, int, expiry.Reason)",
 		},
 		{
-			name:  "WithPanicHandler(nil)",
-			run:   func(t *testing.T) error { WithPanicHandler(nil); return nil },
-			panic: "expiry: WithPanicHandler: nil handler",
+			Name:  "WithPanicHandler(nil)",
+			Call:  func(t *testing.T) error { WithPanicHandler(nil); return nil },
+			Panic: "expiry: WithPanicHandler: nil handler",
 		},
 		{
-			name:  "WithLogger(nil)",
-			run:   func(t *testing.T) error { WithLogger(nil); return nil },
-			panic: "expiry: WithLogger: nil logger",
+			Name:  "WithLogger(nil)",
+			Call:  func(t *testing.T) error { WithLogger(nil); return nil },
+			Panic: "expiry: WithLogger: nil logger",
 		},
 		{
-			name: "GetOrLoad(nil loader)",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad(nil loader)",
+			Call: func(t *testing.T) error {
 				_, err := newFixture(t).m.GetOrLoad(context.Background(), "k", nil)
 				return err
 			},
-			panic: "expiry: GetOrLoad called with a nil loader",
+			Panic: "expiry: GetOrLoad called with a nil loader",
 		},
 		{
-			name: "GetOrLoad(nil context)",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad(nil context)",
+			Call: func(t *testing.T) error {
 				var ctx context.Context // nil: the misuse under test
 				_, err := newFixture(t).m.GetOrLoad(ctx, "k", constLoader(1, time.Hour, nil))
 				return err
 			},
-			panic: "expiry: GetOrLoad called with a nil context",
+			Panic: "expiry: GetOrLoad called with a nil context",
 		},
-		{name: "loader ttl 0", run: loadTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s from the loader of key k"},
-		{name: "loader ttl -1s", run: loadTTL(-time.Second), is: ErrTTL, err: "expiry: non-positive ttl -1s from the loader of key k"},
-		{name: "loader ttl MinInt64", run: loadTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s from the loader of key k"},
+		{Name: "loader ttl 0", Call: loadTTL(0), Is: ErrTTL, Msg: "expiry: non-positive ttl 0s from the loader of key k"},
+		{Name: "loader ttl -1s", Call: loadTTL(-time.Second), Is: ErrTTL, Msg: "expiry: non-positive ttl -1s from the loader of key k"},
+		{Name: "loader ttl MinInt64", Call: loadTTL(math.MinInt64), Is: ErrTTL, Msg: "expiry: non-positive ttl -2562047h47m16.854775808s from the loader of key k"},
 		{
-			name: "GetOrLoad of its own key from the loader",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad of its own key from the loader",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				var self Loader[string, int]
 				self = func(ctx context.Context, k string) (int, time.Duration, error) {
@@ -362,14 +309,14 @@ func TestMisuseArguments(t *testing.T) {
 				_, err := f.m.GetOrLoad(context.Background(), "k", self)
 				return err
 			},
-			panic: "expiry: GetOrLoad of key k called from a loader that the load of that key waits for, which would wait for itself",
+			Panic: "expiry: GetOrLoad of key k called from a loader that the load of that key waits for, which would wait for itself",
 		},
 		// Through another context the cycle cannot be seen (there is no
 		// goroutine identity): the loader waits for itself until that
 		// context is done, as GetOrLoad documents.
 		{
-			name: "GetOrLoad of its own key from the loader, with a context not derived from its own",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad of its own key from the loader, with a context not derived from its own",
+			Call: func(t *testing.T) error {
 				var err error
 				synctest.Test(t, func(t *testing.T) {
 					f := newFixture(t)
@@ -387,12 +334,12 @@ func TestMisuseArguments(t *testing.T) {
 				})
 				return err
 			},
-			is:  context.DeadlineExceeded,
-			err: "context deadline exceeded",
+			Is:  context.DeadlineExceeded,
+			Msg: "context deadline exceeded",
 		},
 		{
-			name: "GetOrLoad cycle a -> b -> a through the loaders' contexts",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad cycle a -> b -> a through the loaders' contexts",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				var next Loader[string, int]
 				next = func(ctx context.Context, k string) (int, time.Duration, error) {
@@ -403,11 +350,11 @@ func TestMisuseArguments(t *testing.T) {
 				_, err := f.m.GetOrLoad(context.Background(), "a", next)
 				return err
 			},
-			panic: "expiry: GetOrLoad of key a called from a loader that the load of that key waits for, which would wait for itself",
+			Panic: "expiry: GetOrLoad of key a called from a loader that the load of that key waits for, which would wait for itself",
 		},
-		{name: "SetTTL ttl 0", run: setTTLOf(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
-		{name: "SetTTL ttl -1ns", run: setTTLOf(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
-		{name: "WithSliding on a NoTTL entry", run: func(t *testing.T) error {
+		{Name: "SetTTL ttl 0", Call: setTTLOf(0), Is: ErrTTL, Msg: "expiry: non-positive ttl 0s"},
+		{Name: "SetTTL ttl -1ns", Call: setTTLOf(-1), Is: ErrTTL, Msg: "expiry: non-positive ttl -1ns"},
+		{Name: "WithSliding on a NoTTL entry", Call: func(t *testing.T) error {
 			f := newFixture(t, WithSliding())
 			f.set("k", 1, NoTTL)
 			f.advanceTo(1000 * time.Hour)
@@ -417,12 +364,12 @@ func TestMisuseArguments(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "Set ttl 0", run: setTTL(0), is: ErrTTL, err: "expiry: non-positive ttl 0s"},
-		{name: "Set ttl -1ns", run: setTTL(-1), is: ErrTTL, err: "expiry: non-positive ttl -1ns"},
-		{name: "Set ttl MinInt64", run: setTTL(math.MinInt64), is: ErrTTL, err: "expiry: non-positive ttl -2562047h47m16.854775808s"},
+		{Name: "Set ttl 0", Call: setTTL(0), Is: ErrTTL, Msg: "expiry: non-positive ttl 0s"},
+		{Name: "Set ttl -1ns", Call: setTTL(-1), Is: ErrTTL, Msg: "expiry: non-positive ttl -1ns"},
+		{Name: "Set ttl MinInt64", Call: setTTL(math.MinInt64), Is: ErrTTL, Msg: "expiry: non-positive ttl -2562047h47m16.854775808s"},
 		{
-			name: "Set ttl MaxInt64",
-			run: func(t *testing.T) error {
+			Name: "Set ttl MaxInt64",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.set("k", 1, math.MaxInt64)
 				f.advanceTo(1000 * time.Hour)
@@ -439,8 +386,8 @@ func TestMisuseArguments(t *testing.T) {
 			},
 		},
 		{
-			name: "Set ttl 1ns, below the tick",
-			run: func(t *testing.T) error {
+			Name: "Set ttl 1ns, below the tick",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.set("k", 1, 1)
 				f.wantGet("k", 1, true)
@@ -453,31 +400,31 @@ func TestMisuseArguments(t *testing.T) {
 			},
 		},
 		{
-			name:  "WithCapacity(-1)",
-			run:   func(t *testing.T) error { WithCapacity(-1); return nil },
-			panic: "expiry: WithCapacity: negative capacity -1 (0 means no bound)",
+			Name:  "WithCapacity(-1)",
+			Call:  func(t *testing.T) error { WithCapacity(-1); return nil },
+			Panic: "expiry: WithCapacity: negative capacity -1 (0 means no bound)",
 		},
 		{
-			name:  "WithCapacity(MinInt)",
-			run:   func(t *testing.T) error { WithCapacity(math.MinInt); return nil },
-			panic: "expiry: WithCapacity: negative capacity -9223372036854775808 (0 means no bound)",
+			Name:  "WithCapacity(MinInt)",
+			Call:  func(t *testing.T) error { WithCapacity(math.MinInt); return nil },
+			Panic: "expiry: WithCapacity: negative capacity -9223372036854775808 (0 means no bound)",
 		},
-		{name: "WithCapacity(0) is no bound", run: capacity(0, 5, 0)},
-		{name: "WithCapacity(1)", run: capacity(1, 3, 2)},
-		{name: "WithCapacity(MaxInt)", run: capacity(math.MaxInt, 5, 0)},
+		{Name: "WithCapacity(0) is no bound", Call: capacity(0, 5, 0)},
+		{Name: "WithCapacity(1)", Call: capacity(1, 3, 2)},
+		{Name: "WithCapacity(MaxInt)", Call: capacity(math.MaxInt, 5, 0)},
 		{
-			name:  "WithGranularity(0)",
-			run:   func(t *testing.T) error { WithGranularity(0); return nil },
-			panic: "expiry: WithGranularity: non-positive granularity 0s",
-		},
-		{
-			name:  "WithGranularity(MinInt64)",
-			run:   func(t *testing.T) error { WithGranularity(math.MinInt64); return nil },
-			panic: "expiry: WithGranularity: non-positive granularity -2562047h47m16.854775808s",
+			Name:  "WithGranularity(0)",
+			Call:  func(t *testing.T) error { WithGranularity(0); return nil },
+			Panic: "expiry: WithGranularity: non-positive granularity 0s",
 		},
 		{
-			name: "WithGranularity(1ns) is the wheel's tick",
-			run: func(t *testing.T) error {
+			Name:  "WithGranularity(MinInt64)",
+			Call:  func(t *testing.T) error { WithGranularity(math.MinInt64); return nil },
+			Panic: "expiry: WithGranularity: non-positive granularity -2562047h47m16.854775808s",
+		},
+		{
+			Name: "WithGranularity(1ns) is the wheel's tick",
+			Call: func(t *testing.T) error {
 				f := newFixture(t, WithGranularity(1))
 				f.set("k", 1, 1)
 				f.advanceTo(time.Millisecond)
@@ -486,8 +433,8 @@ func TestMisuseArguments(t *testing.T) {
 			},
 		},
 		{
-			name: "WithGranularity(MaxInt64)",
-			run: func(t *testing.T) error {
+			Name: "WithGranularity(MaxInt64)",
+			Call: func(t *testing.T) error {
 				f := newFixture(t, WithGranularity(math.MaxInt64))
 				f.set("k", 1, time.Second)
 				f.set("j", 1, time.Hour)
@@ -574,42 +521,42 @@ func TestMisuseAfterClose(t *testing.T) {
 	if err := New[string, int](WithWheel(timewheel.New(timewheel.WithClock(clock.NewVirtual(start))))).Snapshot(&snap); err != nil {
 		t.Fatal(err)
 	}
-	runMisuses(t, []misuse{
-		{name: "Close twice", run: func(t *testing.T) error { return closed(t).m.Close() }, is: ErrClosed, err: "expiry: map closed"},
-		{name: "Set after Close", run: func(t *testing.T) error { return closed(t).m.Set("j", 1, time.Hour) }, is: ErrClosed, err: "expiry: map closed"},
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Close twice", Call: func(t *testing.T) error { return closed(t).m.Close() }, Is: ErrClosed, Msg: "expiry: map closed"},
+		{Name: "Set after Close", Call: func(t *testing.T) error { return closed(t).m.Set("j", 1, time.Hour) }, Is: ErrClosed, Msg: "expiry: map closed"},
 		{
-			name: "GetOrLoad after Close",
-			run: func(t *testing.T) error {
+			Name: "GetOrLoad after Close",
+			Call: func(t *testing.T) error {
 				_, err := closed(t).m.GetOrLoad(context.Background(), "j", constLoader(1, time.Hour, nil))
 				return err
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed",
 		},
 		{
-			name: "SetTTL after Close",
-			run: func(t *testing.T) error {
+			Name: "SetTTL after Close",
+			Call: func(t *testing.T) error {
 				ok, err := closed(t).m.SetTTL("k", time.Hour)
 				return errors.Join(err, wantFalse("SetTTL", ok))
 			},
 		},
 		{
-			name: "Restore after Close",
-			run: func(t *testing.T) error {
+			Name: "Restore after Close",
+			Call: func(t *testing.T) error {
 				return closed(t).m.Restore(bytes.NewReader(snap.Bytes()))
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed",
 		},
 		{
-			name: "Snapshot after Close",
-			run:  func(t *testing.T) error { return closed(t).m.Snapshot(new(bytes.Buffer)) },
-			is:   ErrClosed,
-			err:  "expiry: map closed",
+			Name: "Snapshot after Close",
+			Call: func(t *testing.T) error { return closed(t).m.Snapshot(new(bytes.Buffer)) },
+			Is:   ErrClosed,
+			Msg:  "expiry: map closed",
 		},
 		{
-			name: "readers after Close",
-			run: func(t *testing.T) error {
+			Name: "readers after Close",
+			Call: func(t *testing.T) error {
 				f := closed(t)
 				f.wantGet("k", 0, false)
 				if _, ok := f.m.TTL("k"); ok || f.m.Touch("k") || f.m.Delete("k") || f.m.Len() != 0 {
@@ -624,8 +571,8 @@ func TestMisuseAfterClose(t *testing.T) {
 			},
 		},
 		{
-			name: "Set on a closed wheel",
-			run: func(t *testing.T) error {
+			Name: "Set on a closed wheel",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.w.Close()
 				err := f.m.Set("k", 1, time.Hour)
@@ -634,14 +581,14 @@ func TestMisuseAfterClose(t *testing.T) {
 				}
 				return err
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed: timewheel: wheel closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed: timewheel: wheel closed",
 		},
 		// SetTTL and Touch used to report success, and the entry then
 		// stayed for good with no callback.
 		{
-			name: "SetTTL on a closed wheel",
-			run: func(t *testing.T) error {
+			Name: "SetTTL on a closed wheel",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.set("k", 1, time.Hour)
 				f.w.Close()
@@ -657,12 +604,12 @@ func TestMisuseAfterClose(t *testing.T) {
 				}
 				return err
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed: timewheel: wheel closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed: timewheel: wheel closed",
 		},
 		{
-			name: "Touch on a closed wheel",
-			run: func(t *testing.T) error {
+			Name: "Touch on a closed wheel",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.set("k", 1, time.Hour)
 				f.w.Close()
@@ -678,8 +625,8 @@ func TestMisuseAfterClose(t *testing.T) {
 			},
 		},
 		{
-			name: "Restore on a closed wheel",
-			run: func(t *testing.T) error {
+			Name: "Restore on a closed wheel",
+			Call: func(t *testing.T) error {
 				f := newFixture(t)
 				f.w.Close()
 				err := f.m.Restore(bytes.NewReader(snap.Bytes()))
@@ -688,8 +635,8 @@ func TestMisuseAfterClose(t *testing.T) {
 				}
 				return err
 			},
-			is:  ErrClosed,
-			err: "expiry: map closed: timewheel: wheel closed",
+			Is:  ErrClosed,
+			Msg: "expiry: map closed: timewheel: wheel closed",
 		},
 	})
 }
@@ -698,14 +645,14 @@ func TestMisuseAfterClose(t *testing.T) {
 // naming themselves. They used to die with a nil dereference.
 func TestMisuseNilMap(t *testing.T) {
 	var m *Map[string, int]
-	runMisuses(t, []misuse{
-		{name: "Len", run: func(t *testing.T) error { m.Len(); return nil }, panic: "expiry: Len called on a nil *Map"},
-		{name: "All", run: func(t *testing.T) error { m.All(); return nil }, panic: "expiry: All called on a nil *Map"},
-		{name: "Flush", run: func(t *testing.T) error { m.Flush(); return nil }, panic: "expiry: Flush called on a nil *Map"},
-		{name: "Close", run: func(t *testing.T) error { return m.Close() }, panic: "expiry: Close called on a nil *Map"},
-		{name: "Stats", run: func(t *testing.T) error { m.Stats(); return nil }, panic: "expiry: Stats called on a nil *Map"},
-		{name: "Snapshot", run: func(t *testing.T) error { return m.Snapshot(new(bytes.Buffer)) }, panic: "expiry: Snapshot called on a nil *Map"},
-		{name: "Restore", run: func(t *testing.T) error { return m.Restore(new(bytes.Buffer)) }, panic: "expiry: Restore called on a nil *Map"},
+	misusetest.Run(t, []misusetest.Case{
+		{Name: "Len", Call: func(t *testing.T) error { m.Len(); return nil }, Panic: "expiry: Len called on a nil *Map"},
+		{Name: "All", Call: func(t *testing.T) error { m.All(); return nil }, Panic: "expiry: All called on a nil *Map"},
+		{Name: "Flush", Call: func(t *testing.T) error { m.Flush(); return nil }, Panic: "expiry: Flush called on a nil *Map"},
+		{Name: "Close", Call: func(t *testing.T) error { return m.Close() }, Panic: "expiry: Close called on a nil *Map"},
+		{Name: "Stats", Call: func(t *testing.T) error { m.Stats(); return nil }, Panic: "expiry: Stats called on a nil *Map"},
+		{Name: "Snapshot", Call: func(t *testing.T) error { return m.Snapshot(new(bytes.Buffer)) }, Panic: "expiry: Snapshot called on a nil *Map"},
+		{Name: "Restore", Call: func(t *testing.T) error { return m.Restore(new(bytes.Buffer)) }, Panic: "expiry: Restore called on a nil *Map"},
 	})
 }
 
@@ -780,13 +727,13 @@ func keyBeside(m *Map[string, int], k, prefix string) string {
 // TestMisuseReentrant: calls from inside an eviction callback, of the
 // same map or of another.
 func TestMisuseReentrant(t *testing.T) {
-	var cases []misuse
+	var cases []misusetest.Case
 	for _, inline := range []bool{false, true} {
 		mode := fmt.Sprint("inline=", inline)
 		cases = append(cases,
-			misuse{
-				name: "Close from its callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Close from its callback, " + mode,
+				Call: func(t *testing.T) error {
 					return fromCallback(t, inline, func(m *Map[string, int]) error {
 						err := m.Close()
 						if err2 := m.Set("c", 1, time.Hour); !errors.Is(err2, ErrClosed) {
@@ -796,27 +743,27 @@ func TestMisuseReentrant(t *testing.T) {
 					})
 				},
 			},
-			misuse{
-				name: "Close twice from its callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Close twice from its callback, " + mode,
+				Call: func(t *testing.T) error {
 					return fromCallback(t, inline, func(m *Map[string, int]) error {
 						m.Close()
 						return m.Close()
 					})
 				},
-				is:  ErrClosed,
-				err: "expiry: map closed",
+				Is:  ErrClosed,
+				Msg: "expiry: map closed",
 			},
-			misuse{
-				name: "Flush from its callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Flush from its callback, " + mode,
+				Call: func(t *testing.T) error {
 					return fromCallback(t, inline, func(m *Map[string, int]) error { m.Flush(); return nil })
 				},
-				panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+				Panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
 			},
-			misuse{
-				name: "Close of another map from a callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Close of another map from a callback, " + mode,
+				Call: func(t *testing.T) error {
 					other := New[string, int]()
 					other.Set("x", 1, time.Hour)
 					err := fromCallback(t, inline, func(*Map[string, int]) error { return other.Close() })
@@ -826,18 +773,18 @@ func TestMisuseReentrant(t *testing.T) {
 					return err
 				},
 			},
-			misuse{
-				name: "Flush of another map from a callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Flush of another map from a callback, " + mode,
+				Call: func(t *testing.T) error {
 					other := New[string, int]()
 					defer other.Close()
 					return fromCallback(t, inline, func(*Map[string, int]) error { other.Flush(); return nil })
 				},
-				panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+				Panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
 			},
-			misuse{
-				name: "Set, Delete, Snapshot and Restore from its callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "Set, Delete, Snapshot and Restore from its callback, " + mode,
+				Call: func(t *testing.T) error {
 					return fromCallback(t, inline, func(m *Map[string, int]) error {
 						var buf bytes.Buffer
 						return errors.Join(m.Set("c", 1, time.Hour), m.Snapshot(&buf), m.Restore(&buf),
@@ -845,9 +792,9 @@ func TestMisuseReentrant(t *testing.T) {
 					})
 				},
 			},
-			misuse{
-				name: "GetOrLoad and SetTTL from its callback, " + mode,
-				run: func(t *testing.T) error {
+			misusetest.Case{
+				Name: "GetOrLoad and SetTTL from its callback, " + mode,
+				Call: func(t *testing.T) error {
 					return fromCallback(t, inline, func(m *Map[string, int]) error {
 						v, err := m.GetOrLoad(context.Background(), "c", constLoader(5, time.Hour, nil))
 						ok, err2 := m.SetTTL("c", time.Minute)
@@ -857,9 +804,9 @@ func TestMisuseReentrant(t *testing.T) {
 			},
 		)
 	}
-	cases = append(cases, misuse{
-		name: "Flush from the panic handler, inline=true",
-		run: func(t *testing.T) error {
+	cases = append(cases, misusetest.Case{
+		Name: "Flush from the panic handler, inline=true",
+		Call: func(t *testing.T) error {
 			var p any
 			synctest.Test(t, func(t *testing.T) {
 				w := timewheel.New()
@@ -889,11 +836,11 @@ func TestMisuseReentrant(t *testing.T) {
 			}
 			return nil
 		},
-		panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
+		Panic: "expiry: Flush called from an eviction callback, where it could wait for itself; call it outside the callbacks",
 	})
-	cases = append(cases, misuse{
-		name: "Close from the panic handler",
-		run: func(t *testing.T) error {
+	cases = append(cases, misusetest.Case{
+		Name: "Close from the panic handler",
+		Call: func(t *testing.T) error {
 			var m *Map[string, int]
 			var err error
 			synctest.Test(t, func(t *testing.T) {
@@ -913,7 +860,7 @@ func TestMisuseReentrant(t *testing.T) {
 			return err
 		},
 	})
-	runMisuses(t, cases)
+	misusetest.Run(t, cases)
 }
 
 // Types a snapshot cannot hold, and some it can.
@@ -990,114 +937,114 @@ func TestMisuseSnapshot(t *testing.T) {
 	cyclic := &node{N: 1}
 	cyclic.Next = &node{N: 2, Next: cyclic}
 	one := 1
-	runMisuses(t, []misuse{
+	misusetest.Run(t, []misusetest.Case{
 		{
-			name: "func value",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), func() {}) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type func(): gob cannot encode a func",
+			Name: "func value",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(1), func() {}) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: value of type func(): gob cannot encode a func",
 		},
 		{
-			name: "func values, none set",
-			run:  func(t *testing.T) error { return snapshotOf[string, func()](t, nil) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
+			Name: "func values, none set",
+			Call: func(t *testing.T) error { return snapshotOf[string, func()](t, nil) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
 		},
 		{
-			name: "chan value",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(2), make(chan int), nil) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 2: value of type chan int: gob cannot encode a chan",
+			Name: "chan value",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(2), make(chan int), nil) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 2: value of type chan int: gob cannot encode a chan",
 		},
 		{
-			name: "chan key",
-			run: func(t *testing.T) error {
+			Name: "chan key",
+			Call: func(t *testing.T) error {
 				return snapshotOf(t, []chan int{make(chan int), make(chan int)}, 1, 2)
 			},
-			is:  ErrUnencodable,
-			err: "expiry: snapshot cannot hold entry 0 of 2: key of type chan int: gob cannot encode a chan",
+			Is:  ErrUnencodable,
+			Msg: "expiry: snapshot cannot hold entry 0 of 2: key of type chan int: gob cannot encode a chan",
 		},
 		{
-			name: "pointer key",
-			run:  func(t *testing.T) error { return snapshotOf(t, []*int{new(int)}, 1) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: key of type *int: a key's pointer is compared by address, which a snapshot cannot keep",
+			Name: "pointer key",
+			Call: func(t *testing.T) error { return snapshotOf(t, []*int{new(int)}, 1) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: key of type *int: a key's pointer is compared by address, which a snapshot cannot keep",
 		},
 		{
-			name: "pointer in an interface key",
-			run:  func(t *testing.T) error { return snapshotOf[any, int](t, []any{"a", new(int)}, 1, 2) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 1 of 2: key of type interface {} holding *int: a key's pointer is compared by address, which a snapshot cannot keep",
+			Name: "pointer in an interface key",
+			Call: func(t *testing.T) error { return snapshotOf[any, int](t, []any{"a", new(int)}, 1, 2) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 1 of 2: key of type interface {} holding *int: a key's pointer is compared by address, which a snapshot cannot keep",
 		},
 		{
-			name: "struct of unexported fields only",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), onlyUnexported{1}) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.onlyUnexported: field x is unexported, and gob drops it",
+			Name: "struct of unexported fields only",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(1), onlyUnexported{1}) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.onlyUnexported: field x is unexported, and gob drops it",
 		},
 		{
-			name: "struct with an unexported field",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), someUnexported{1, 2}) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.someUnexported: field b is unexported, and gob drops it",
+			Name: "struct with an unexported field",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(1), someUnexported{1, 2}) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.someUnexported: field b is unexported, and gob drops it",
 		},
 		{
-			name: "struct with a func field",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), withFunc{"n", nil}) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.withFunc: field F of type func(): gob cannot encode a func",
+			Name: "struct with a func field",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(1), withFunc{"n", nil}) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: value of type expiry.withFunc: field F of type func(): gob cannot encode a func",
 		},
 		{
-			name: "slice of structs with a chan field",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(1), []withChan{{}}) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 0 of 1: value of type []expiry.withChan: element of type expiry.withChan: field C of type chan int: gob cannot encode a chan",
+			Name: "slice of structs with a chan field",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(1), []withChan{{}}) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 0 of 1: value of type []expiry.withChan: element of type expiry.withChan: field C of type chan int: gob cannot encode a chan",
 		},
 		{
-			name: "func in an interface, second of three",
-			run:  func(t *testing.T) error { return snapshotOf[string, any](t, strKeys(3), 1, func() {}, 2) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 1 of 3: value of type interface {} holding func(): gob cannot encode a func",
+			Name: "func in an interface, second of three",
+			Call: func(t *testing.T) error { return snapshotOf[string, any](t, strKeys(3), 1, func() {}, 2) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 1 of 3: value of type interface {} holding func(): gob cannot encode a func",
 		},
 		{
-			name: "unregistered type in an interface",
-			run: func(t *testing.T) error {
+			Name: "unregistered type in an interface",
+			Call: func(t *testing.T) error {
 				return snapshotOf[string, any](t, strKeys(3), 1, 2, unregistered{3})
 			},
-			is:  ErrUnencodable,
-			err: "expiry: snapshot cannot hold entry 2 of 3: gob: type not registered for interface: expiry.unregistered",
+			Is:  ErrUnencodable,
+			Msg: "expiry: snapshot cannot hold entry 2 of 3: gob: type not registered for interface: expiry.unregistered",
 		},
 		{
-			name: "cycle",
-			run:  func(t *testing.T) error { return snapshotOf(t, strKeys(2), &node{N: 0}, cyclic) },
-			is:   ErrUnencodable,
-			err:  "expiry: snapshot cannot hold entry 1 of 2: value of type *expiry.node: field Next of type *expiry.node: field Next of type *expiry.node: a cycle, which gob would follow for ever",
+			Name: "cycle",
+			Call: func(t *testing.T) error { return snapshotOf(t, strKeys(2), &node{N: 0}, cyclic) },
+			Is:   ErrUnencodable,
+			Msg:  "expiry: snapshot cannot hold entry 1 of 2: value of type *expiry.node: field Next of type *expiry.node: field Next of type *expiry.node: a cycle, which gob would follow for ever",
 		},
 		{
-			name: "types a snapshot holds",
-			run: func(t *testing.T) error {
+			Name: "types a snapshot holds",
+			Call: func(t *testing.T) error {
 				return snapshotOf(t, strKeys(2), fine{A: 1, T: start, P: &one, S: []string{"s"}, M: map[string]float64{"f": 1}, I: 2},
 					fine{I: []int{1}})
 			},
 		},
 		{
-			name: "shared pointers are no cycle",
-			run: func(t *testing.T) error {
+			Name: "shared pointers are no cycle",
+			Call: func(t *testing.T) error {
 				shared := &node{N: 1}
 				return snapshotOf(t, strKeys(1), []*node{shared, shared})
 			},
 		},
 		{
-			name: "Restore into a map of funcs",
-			run: func(t *testing.T) error {
+			Name: "Restore into a map of funcs",
+			Call: func(t *testing.T) error {
 				var buf bytes.Buffer
 				if err := newFixture(t).m.Snapshot(&buf); err != nil {
 					return err
 				}
 				return New[string, func()](WithWheel(newFixture(t).w)).Restore(&buf)
 			},
-			is:  ErrUnencodable,
-			err: "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
+			Is:  ErrUnencodable,
+			Msg: "expiry: snapshot cannot hold value of type func(): gob cannot encode a func",
 		},
 	})
 }
@@ -1118,11 +1065,11 @@ func TestMisuseKeys(t *testing.T) {
 		"Delete": func(m *Map[any, int]) error { m.Delete([]int{1}); return nil },
 	}
 	types := map[string]string{"Set": "[]int", "Get": "map[int]int", "TTL": "[]int", "Touch": "func()", "Delete": "[]int"}
-	var cases []misuse
+	var cases []misusetest.Case
 	for _, name := range slices.Sorted(maps.Keys(calls)) {
-		cases = append(cases, misuse{
-			name: name,
-			run: func(t *testing.T) error {
+		cases = append(cases, misusetest.Case{
+			Name: name,
+			Call: func(t *testing.T) error {
 				w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
 				defer w.Close()
 				m := New[any, int](WithWheel(w))
@@ -1136,30 +1083,30 @@ func TestMisuseKeys(t *testing.T) {
 				}()
 				return calls[name](m)
 			},
-			panic: fmt.Sprintf("expiry: %s called with a key of unhashable type %s", name, types[name]),
+			Panic: fmt.Sprintf("expiry: %s called with a key of unhashable type %s", name, types[name]),
 		})
 	}
 	type point struct{ X, Y float64 }
 	cases = append(cases,
-		misuse{
-			name:  "Set float64 NaN",
-			run:   func(t *testing.T) error { return setNaN(t, math.NaN()) },
-			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		misusetest.Case{
+			Name:  "Set float64 NaN",
+			Call:  func(t *testing.T) error { return setNaN(t, math.NaN()) },
+			Panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
 		},
-		misuse{
-			name:  "Set struct holding NaN",
-			run:   func(t *testing.T) error { return setNaN(t, point{1, math.NaN()}) },
-			panic: "expiry: Set called with a key holding NaN ({1 NaN}), which no lookup finds",
+		misusetest.Case{
+			Name:  "Set struct holding NaN",
+			Call:  func(t *testing.T) error { return setNaN(t, point{1, math.NaN()}) },
+			Panic: "expiry: Set called with a key holding NaN ({1 NaN}), which no lookup finds",
 		},
-		misuse{
-			name:  "Set any holding NaN",
-			run:   func(t *testing.T) error { return setNaN[any](t, math.NaN()) },
-			panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
+		misusetest.Case{
+			Name:  "Set any holding NaN",
+			Call:  func(t *testing.T) error { return setNaN[any](t, math.NaN()) },
+			Panic: "expiry: Set called with a key holding NaN (NaN), which no lookup finds",
 		},
 	)
-	cases = append(cases, misuse{
-		name: "Get float64 NaN finds nothing, as a Go map",
-		run: func(t *testing.T) error {
+	cases = append(cases, misusetest.Case{
+		Name: "Get float64 NaN finds nothing, as a Go map",
+		Call: func(t *testing.T) error {
 			w := timewheel.New(timewheel.WithClock(clock.NewVirtual(start)))
 			defer w.Close()
 			m := New[float64, int](WithWheel(w))
@@ -1171,23 +1118,23 @@ func TestMisuseKeys(t *testing.T) {
 		},
 	})
 	cases = append(cases,
-		misuse{
-			name: "Restore a NaN key",
-			run:  func(t *testing.T) error { return restoreKeys(t, math.NaN()) },
-			is:   ErrCorrupt,
-			err:  "expiry: corrupt snapshot: entry 0 of 1: key holding NaN (NaN), which no lookup finds",
+		misusetest.Case{
+			Name: "Restore a NaN key",
+			Call: func(t *testing.T) error { return restoreKeys(t, math.NaN()) },
+			Is:   ErrCorrupt,
+			Msg:  "expiry: corrupt snapshot: entry 0 of 1: key holding NaN (NaN), which no lookup finds",
 		},
-		misuse{
-			name: "Restore an unhashable key",
-			run: func(t *testing.T) error {
+		misusetest.Case{
+			Name: "Restore an unhashable key",
+			Call: func(t *testing.T) error {
 				once.Do(func() { gob.Register([]int(nil)) })
 				return restoreKeys[any](t, "ok", []int{1})
 			},
-			is:  ErrCorrupt,
-			err: "expiry: corrupt snapshot: entry 1 of 2: key of unhashable type []int",
+			Is:  ErrCorrupt,
+			Msg: "expiry: corrupt snapshot: entry 1 of 2: key of unhashable type []int",
 		},
 	)
-	runMisuses(t, cases)
+	misusetest.Run(t, cases)
 }
 
 // setNaN sets k, a key that is or holds a NaN, in a new map, and fails t

@@ -15,36 +15,6 @@ import (
 	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
-// misuse is one way of holding the package wrong, and what it must do:
-// want is "ok", "error: " and the error's text, or "panic: " and the
-// panic's value. An error must also match is under errors.Is, when set.
-type misuse struct {
-	name string
-	run  func(t *testing.T) error
-	want string
-	is   error
-}
-
-// checkMisuse runs m and checks its outcome.
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	var err error
-	got := misusetest.Outcome(func() error { err = m.run(t); return err })
-	if got != m.want {
-		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
-	}
-	if m.is != nil && !errors.Is(err, m.is) {
-		t.Errorf("%s: error %v does not match %v", m.name, err, m.is)
-	}
-}
-
-func runMisuses(t *testing.T, ms []misuse) {
-	t.Helper()
-	for _, m := range ms {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
-	}
-}
-
 // conns are the ways of holding a Conn that is not one made by NewConn or
 // Accept.
 var conns = []struct {
@@ -81,17 +51,17 @@ var connMethods = []struct {
 // TestZeroConn: every method of a Conn not made by the package panics,
 // naming the method and saying where Conns come from.
 func TestZeroConn(t *testing.T) {
-	var ms []misuse
+	var ms []misusetest.Case
 	for _, form := range conns {
 		for _, m := range connMethods {
-			ms = append(ms, misuse{
-				name: form.name + "/" + m.name,
-				run:  func(*testing.T) error { return m.call(form.make()) },
-				want: "panic: idleconn: " + m.name + " called on " + form.is,
+			ms = append(ms, misusetest.Case{
+				Name: form.name + "/" + m.name,
+				Call: func(*testing.T) error { return m.call(form.make()) },
+				Want: "panic: idleconn: " + m.name + " called on " + form.is,
 			})
 		}
 	}
-	runMisuses(t, ms)
+	misusetest.Run(t, ms)
 }
 
 // listeners are the ways of holding a Listener not made by NewListener.
@@ -124,17 +94,17 @@ func TestZeroListener(t *testing.T) {
 			return nil
 		}},
 	}
-	var ms []misuse
+	var ms []misusetest.Case
 	for _, form := range listeners {
 		for _, m := range methods {
 			want := "panic: idleconn: " + m.name + " called on " + form.is
 			if m.name == "Stats" && form.name != "nil *Listener" {
 				want = "ok"
 			}
-			ms = append(ms, misuse{name: form.name + "/" + m.name, run: func(*testing.T) error { return m.call(form.make()) }, want: want})
+			ms = append(ms, misusetest.Case{Name: form.name + "/" + m.name, Call: func(*testing.T) error { return m.call(form.make()) }, Want: want})
 		}
 	}
-	runMisuses(t, ms)
+	misusetest.Run(t, ms)
 }
 
 // closedWheel returns a wheel on a virtual clock, closed.
@@ -181,7 +151,7 @@ func newListenerErr(t *testing.T, w *timewheel.Wheel, d time.Duration) (*idlecon
 // the idle timeout, given to NewConn and NewListener.
 func TestConstructorMisuse(t *testing.T) {
 	const closedWheelErr = "on a closed wheel, where connections never time out: timewheel: wheel closed"
-	var ms []misuse
+	var ms []misusetest.Case
 	for _, fn := range []string{"NewConn", "NewListener"} {
 		construct := func(t *testing.T, w *timewheel.Wheel, d time.Duration) error {
 			if fn == "NewConn" {
@@ -196,64 +166,64 @@ func TestConstructorMisuse(t *testing.T) {
 			zeroWheelOp = "Err"
 		}
 		for _, d := range []time.Duration{0, -time.Nanosecond, math.MinInt64} {
-			ms = append(ms, misuse{
-				name: fmt.Sprintf("%s/timeout %d", fn, d),
-				run:  func(t *testing.T) error { return construct(t, nil, d) },
-				want: "error: idleconn: non-positive idle timeout " + d.String(),
+			ms = append(ms, misusetest.Case{
+				Name: fmt.Sprintf("%s/timeout %d", fn, d),
+				Call: func(t *testing.T) error { return construct(t, nil, d) },
+				Want: "error: idleconn: non-positive idle timeout " + d.String(),
 			})
 		}
 		ms = append(ms,
-			misuse{
-				name: fn + "/nil wheel is the default wheel",
-				run:  func(t *testing.T) error { return construct(t, nil, time.Hour) },
-				want: "ok",
+			misusetest.Case{
+				Name: fn + "/nil wheel is the default wheel",
+				Call: func(t *testing.T) error { return construct(t, nil, time.Hour) },
+				Want: "ok",
 			},
-			misuse{
-				name: fn + "/zero wheel",
-				run:  func(t *testing.T) error { return construct(t, new(timewheel.Wheel), time.Hour) },
-				want: "panic: timewheel: " + zeroWheelOp + " called on a zero Wheel; make one with New",
+			misusetest.Case{
+				Name: fn + "/zero wheel",
+				Call: func(t *testing.T) error { return construct(t, new(timewheel.Wheel), time.Hour) },
+				Want: "panic: timewheel: " + zeroWheelOp + " called on a zero Wheel; make one with New",
 			},
-			misuse{
-				name: fn + "/closed wheel",
-				run:  func(t *testing.T) error { return construct(t, closedWheel(t), time.Hour) },
-				want: "error: idleconn: " + fn + " " + closedWheelErr,
-				is:   timewheel.ErrClosed,
+			misusetest.Case{
+				Name: fn + "/closed wheel",
+				Call: func(t *testing.T) error { return construct(t, closedWheel(t), time.Hour) },
+				Want: "error: idleconn: " + fn + " " + closedWheelErr,
+				Is:   timewheel.ErrClosed,
 			},
-			misuse{
-				name: fn + "/timeout MaxInt64",
-				run:  func(t *testing.T) error { return construct(t, nil, math.MaxInt64) },
-				want: "ok",
+			misusetest.Case{
+				Name: fn + "/timeout MaxInt64",
+				Call: func(t *testing.T) error { return construct(t, nil, math.MaxInt64) },
+				Want: "ok",
 			},
 		)
 	}
 	ms = append(ms,
-		misuse{
-			name: "NewConn/nil net.Conn",
-			run:  func(*testing.T) error { _, err := idleconn.NewConn(nil, nil, time.Hour); return err },
-			want: "panic: idleconn: NewConn called with nil net.Conn",
+		misusetest.Case{
+			Name: "NewConn/nil net.Conn",
+			Call: func(*testing.T) error { _, err := idleconn.NewConn(nil, nil, time.Hour); return err },
+			Want: "panic: idleconn: NewConn called with nil net.Conn",
 		},
-		misuse{
-			name: "NewListener/nil net.Listener",
-			run:  func(*testing.T) error { _, err := idleconn.NewListener(nil, nil, time.Hour); return err },
-			want: "panic: idleconn: NewListener called with nil net.Listener",
+		misusetest.Case{
+			Name: "NewListener/nil net.Listener",
+			Call: func(*testing.T) error { _, err := idleconn.NewListener(nil, nil, time.Hour); return err },
+			Want: "panic: idleconn: NewListener called with nil net.Listener",
 		},
-		misuse{
+		misusetest.Case{
 			// Package net's methods crash on a nil *net.TCPConn: refused
 			// at once, rather than in a timer callback later.
-			name: "NewConn/nil *net.TCPConn",
-			run:  func(*testing.T) error { _, err := idleconn.NewConn((*net.TCPConn)(nil), nil, time.Hour); return err },
-			want: "panic: idleconn: NewConn called with nil net.Conn (a nil *net.TCPConn)",
+			Name: "NewConn/nil *net.TCPConn",
+			Call: func(*testing.T) error { _, err := idleconn.NewConn((*net.TCPConn)(nil), nil, time.Hour); return err },
+			Want: "panic: idleconn: NewConn called with nil net.Conn (a nil *net.TCPConn)",
 		},
-		misuse{
-			name: "NewListener/nil *net.TCPListener",
-			run: func(*testing.T) error {
+		misusetest.Case{
+			Name: "NewListener/nil *net.TCPListener",
+			Call: func(*testing.T) error {
 				_, err := idleconn.NewListener((*net.TCPListener)(nil), nil, time.Hour)
 				return err
 			},
-			want: "panic: idleconn: NewListener called with nil net.Listener (a nil *net.TCPListener)",
+			Want: "panic: idleconn: NewListener called with nil net.Listener (a nil *net.TCPListener)",
 		},
 	)
-	runMisuses(t, ms)
+	misusetest.Run(t, ms)
 }
 
 // TestTimeoutExtremes: a sub-tick timeout closes the connection at the
@@ -284,10 +254,10 @@ func TestTimeoutExtremes(t *testing.T) {
 // TestOperationMisuse: calls a Conn or Listener refuses with an error, or
 // that are the caller's mistake.
 func TestOperationMisuse(t *testing.T) {
-	runMisuses(t, []misuse{
+	misusetest.Run(t, []misusetest.Case{
 		{
-			name: "Conn.Close twice",
-			run: func(t *testing.T) error {
+			Name: "Conn.Close twice",
+			Call: func(t *testing.T) error {
 				_, w := virtualWheel(t)
 				c, _ := pipe(t, w)
 				if err := c.Close(); err != nil {
@@ -295,14 +265,14 @@ func TestOperationMisuse(t *testing.T) {
 				}
 				return c.Close()
 			},
-			want: "error: close pipe pipe->pipe: use of closed network connection",
-			is:   net.ErrClosed,
+			Want: "error: close pipe pipe->pipe: use of closed network connection",
+			Is:   net.ErrClosed,
 		},
 		readFromNil(false),
 		readFromNil(true),
 		{
-			name: "Listener.Close twice, as net's",
-			run: func(t *testing.T) error {
+			Name: "Listener.Close twice, as net's",
+			Call: func(t *testing.T) error {
 				_, w := virtualWheel(t)
 				l, _ := newListener(t, w)
 				l.Close()
@@ -312,11 +282,11 @@ func TestOperationMisuse(t *testing.T) {
 				}
 				return nil
 			},
-			want: "ok",
+			Want: "ok",
 		},
 		{
-			name: "Accept on a wheel closed after NewListener",
-			run: func(t *testing.T) error {
+			Name: "Accept on a wheel closed after NewListener",
+			Call: func(t *testing.T) error {
 				_, w := virtualWheel(t)
 				l, nl := newListener(t, w)
 				w.Close()
@@ -332,25 +302,25 @@ func TestOperationMisuse(t *testing.T) {
 				}
 				return errors.New(strings.Replace(err.Error(), nl.Addr().String(), "ADDR", 1))
 			},
-			want: "error: accept tcp ADDR: idleconn: Accept on a closed wheel, where connections never time out: timewheel: wheel closed",
+			Want: "error: accept tcp ADDR: idleconn: Accept on a closed wheel, where connections never time out: timewheel: wheel closed",
 		},
 		{
-			name: "(*TimeoutError)(nil).Error",
-			run:  func(*testing.T) error { return errors.New((*idleconn.TimeoutError)(nil).Error()) },
-			want: "error: <nil>",
+			Name: "(*TimeoutError)(nil).Error",
+			Call: func(*testing.T) error { return errors.New((*idleconn.TimeoutError)(nil).Error()) },
+			Want: "error: <nil>",
 		},
 	})
 }
 
 // readFromNil is ReadFrom(nil) on an open Conn, or a closed one.
-func readFromNil(closed bool) misuse {
+func readFromNil(closed bool) misusetest.Case {
 	name := "Conn.ReadFrom(nil)"
 	if closed {
 		name += " on a closed Conn"
 	}
-	return misuse{
-		name: name,
-		run: func(t *testing.T) error {
+	return misusetest.Case{
+		Name: name,
+		Call: func(t *testing.T) error {
 			_, w := virtualWheel(t)
 			c, _ := pipe(t, w)
 			if closed {
@@ -359,7 +329,7 @@ func readFromNil(closed bool) misuse {
 			_, err := c.ReadFrom(nil)
 			return err
 		},
-		want: "panic: idleconn: ReadFrom called with a nil io.Reader",
+		Want: "panic: idleconn: ReadFrom called with a nil io.Reader",
 	}
 }
 

@@ -19,24 +19,6 @@ import (
 	"github.com/timewheel/timewheel/promwheel"
 )
 
-// misuse is one way of holding the package wrong, and what it must do:
-// want is "ok", "error: " and the error's text, or "panic: " and the
-// panic's value.
-type misuse struct {
-	name string
-	run  func(t *testing.T) error
-	want string
-}
-
-// checkMisuse runs m and checks its outcome.
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	got := misusetest.Outcome(func() error { return m.run(t) })
-	if got != m.want {
-		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
-	}
-}
-
 // gather registers c on a registry of its own and collects it once, as a
 // scrape does.
 func gather(c prometheus.Collector) error {
@@ -57,29 +39,29 @@ func TestMisuse(t *testing.T) {
 		t.Cleanup(func() { w.Close() })
 		return w
 	}
-	for _, m := range []misuse{
-		{"NewWheelCollector(nil)", func(*testing.T) error { return gather(promwheel.NewWheelCollector("w", nil)) },
-			`panic: promwheel: NewWheelCollector called with a nil wheel for "w"`},
-		{"NewWheelCollector(zero Wheel)", func(*testing.T) error { return gather(promwheel.NewWheelCollector("w", new(timewheel.Wheel))) },
-			"panic: timewheel: Stats called on a zero Wheel; make one with New"},
-		{"NewExpiryCollector(nil)", func(*testing.T) error { return gather(promwheel.NewExpiryCollector("m", nil)) },
-			`panic: promwheel: NewExpiryCollector called with a nil map for "m"`},
-		{"NewExpiryCollector(nil *expiry.Map)", func(*testing.T) error {
+	for _, m := range []misusetest.Case{
+		{Name: "NewWheelCollector(nil)", Call: func(*testing.T) error { return gather(promwheel.NewWheelCollector("w", nil)) },
+			Want: `panic: promwheel: NewWheelCollector called with a nil wheel for "w"`},
+		{Name: "NewWheelCollector(zero Wheel)", Call: func(*testing.T) error { return gather(promwheel.NewWheelCollector("w", new(timewheel.Wheel))) },
+			Want: "panic: timewheel: Stats called on a zero Wheel; make one with New"},
+		{Name: "NewExpiryCollector(nil)", Call: func(*testing.T) error { return gather(promwheel.NewExpiryCollector("m", nil)) },
+			Want: `panic: promwheel: NewExpiryCollector called with a nil map for "m"`},
+		{Name: "NewExpiryCollector(nil *expiry.Map)", Call: func(*testing.T) error {
 			return gather(promwheel.NewExpiryCollector("m", (*expiry.Map[string, int])(nil)))
-		}, `panic: promwheel: NewExpiryCollector called with a nil map for "m" (a nil *expiry.Map[string,int])`},
-		{"NewCronCollector(nil)", func(*testing.T) error { return gather(promwheel.NewCronCollector("s", nil)) },
-			`panic: promwheel: NewCronCollector called with a nil scheduler for "s"`},
-		{"NewListenerCollector(nil)", func(*testing.T) error { return gather(promwheel.NewListenerCollector("l", nil)) },
-			`panic: promwheel: NewListenerCollector called with a nil listener for "l"`},
-		{"NewListenerCollector(zero Listener) reports zeros", func(*testing.T) error {
+		}, Want: `panic: promwheel: NewExpiryCollector called with a nil map for "m" (a nil *expiry.Map[string,int])`},
+		{Name: "NewCronCollector(nil)", Call: func(*testing.T) error { return gather(promwheel.NewCronCollector("s", nil)) },
+			Want: `panic: promwheel: NewCronCollector called with a nil scheduler for "s"`},
+		{Name: "NewListenerCollector(nil)", Call: func(*testing.T) error { return gather(promwheel.NewListenerCollector("l", nil)) },
+			Want: `panic: promwheel: NewListenerCollector called with a nil listener for "l"`},
+		{Name: "NewListenerCollector(zero Listener) reports zeros", Call: func(*testing.T) error {
 			return gather(promwheel.NewListenerCollector("l", new(idleconn.Listener)))
-		}, "ok"},
-		{"a closed wheel is still collected", func(t *testing.T) error {
+		}, Want: "ok"},
+		{Name: "a closed wheel is still collected", Call: func(t *testing.T) error {
 			w := newWheel(t)
 			w.Close()
 			return gather(promwheel.NewWheelCollector("w", w))
-		}, "ok"},
-		{"registering a collector twice", func(t *testing.T) error {
+		}, Want: "ok"},
+		{Name: "registering a collector twice", Call: func(t *testing.T) error {
 			reg := prometheus.NewRegistry()
 			c := promwheel.NewWheelCollector("w", newWheel(t))
 			reg.MustRegister(c)
@@ -88,13 +70,13 @@ func TestMisuse(t *testing.T) {
 				return fmt.Errorf("%v, want an AlreadyRegisteredError", err)
 			}
 			return err
-		}, "error: duplicate metrics collector registration attempted"},
-		{"two collectors under one name", func(t *testing.T) error {
+		}, Want: "error: duplicate metrics collector registration attempted"},
+		{Name: "two collectors under one name", Call: func(t *testing.T) error {
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(promwheel.NewWheelCollector("w", newWheel(t)))
 			return reg.Register(promwheel.NewWheelCollector("w", newWheel(t)))
-		}, "error: duplicate metrics collector registration attempted"},
-		{"the same listener under two names", func(t *testing.T) error {
+		}, Want: "error: duplicate metrics collector registration attempted"},
+		{Name: "the same listener under two names", Call: func(t *testing.T) error {
 			nl, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				return err
@@ -112,9 +94,9 @@ func TestMisuse(t *testing.T) {
 timewheel_idleconn_accepted_total{listener="a"} 0
 timewheel_idleconn_accepted_total{listener="b"} 0
 `), "timewheel_idleconn_accepted_total")
-		}, "ok"},
+		}, Want: "ok"},
 	} {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+		t.Run(m.Name, func(t *testing.T) { misusetest.Check(t, m) })
 	}
 }
 

@@ -13,31 +13,6 @@ import (
 	"github.com/timewheel/timewheel/wheelctx"
 )
 
-// misuse is one way of holding the package wrong, and what it must do:
-// want is "ok", "error: " and the error's text, or "panic: " and the
-// panic's value.
-type misuse struct {
-	name string
-	run  func(t *testing.T) error
-	want string
-}
-
-// checkMisuse runs m, failing if it has not returned within the guard
-// (a hang: the guard only bounds the failure, it times nothing), and
-// checks its outcome.
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	got, ok := misusetest.Returned(time.Minute, func() string {
-		return misusetest.Outcome(func() error { return m.run(t) })
-	})
-	if !ok {
-		t.Fatalf("%s: did not return", m.name)
-	}
-	if got != m.want {
-		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
-	}
-}
-
 // virtual returns a wheel on a virtual clock that fires inline, closed at
 // cleanup, and its Scheduler.
 func virtual(t *testing.T) (*clock.Virtual, *timewheel.Wheel, wheelctx.Scheduler) {
@@ -72,9 +47,9 @@ func makers(s wheelctx.Scheduler) map[string]func(context.Context) (context.Cont
 func TestNilParent(t *testing.T) {
 	for _, wheel := range []string{"open", "closed"} {
 		for name, mk := range makers(wheelctx.Scheduler{}) {
-			m := misuse{
-				name: wheel + " wheel/" + name,
-				run: func(t *testing.T) error {
+			m := misusetest.Case{
+				Name: wheel + " wheel/" + name,
+				Call: func(t *testing.T) error {
 					if wheel == "closed" {
 						_, w, _ := virtual(t)
 						w.Close()
@@ -84,9 +59,9 @@ func TestNilParent(t *testing.T) {
 					mk(parent)
 					return nil
 				},
-				want: "panic: wheelctx: cannot create context from nil parent",
+				Want: "panic: wheelctx: cannot create context from nil parent",
 			}
-			t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+			t.Run(m.Name, func(t *testing.T) { misusetest.CheckWithin(t, time.Minute, m) })
 		}
 	}
 }
@@ -99,38 +74,38 @@ type afterFuncer interface {
 // TestMisuse: zero and nil values, a sub-tick timeout, a nil func, and
 // calls back into a context from the functions it runs when done.
 func TestMisuse(t *testing.T) {
-	for _, m := range []misuse{
+	for _, m := range []misusetest.Case{
 		{
-			name: "zero Scheduler uses the default wheel",
-			run: func(*testing.T) error {
+			Name: "zero Scheduler uses the default wheel",
+			Call: func(*testing.T) error {
 				var s wheelctx.Scheduler
 				ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
 				cancel()
 				return ignore(ctx.Err(), context.Canceled)
 			},
-			want: "ok",
+			Want: "ok",
 		},
 		{
-			name: "On(nil) uses the default wheel",
-			run: func(*testing.T) error {
+			Name: "On(nil) uses the default wheel",
+			Call: func(*testing.T) error {
 				ctx, cancel := wheelctx.On(nil).WithTimeout(context.Background(), -1)
 				defer cancel()
 				return ignore(ctx.Err(), context.DeadlineExceeded)
 			},
-			want: "ok",
+			Want: "ok",
 		},
 		{
-			name: "On(zero Wheel)",
-			run: func(*testing.T) error {
+			Name: "On(zero Wheel)",
+			Call: func(*testing.T) error {
 				wheelctx.On(new(timewheel.Wheel)).WithTimeout(context.Background(), time.Hour)
 				return nil
 			},
-			want: "panic: timewheel: Now called on a zero Wheel; make one with New",
+			Want: "panic: timewheel: Now called on a zero Wheel; make one with New",
 		},
 		{
 			// The wheel rounds deadlines up to its tick: never early.
-			name: "timeout 1ns is done at the first tick",
-			run: func(t *testing.T) error {
+			Name: "timeout 1ns is done at the first tick",
+			Call: func(t *testing.T) error {
 				clk, _, s := virtual(t)
 				ctx, cancel := s.WithTimeout(context.Background(), time.Nanosecond)
 				defer cancel()
@@ -139,13 +114,13 @@ func TestMisuse(t *testing.T) {
 				clk.Advance(time.Nanosecond)
 				return errors.Join(before, ctx.Err())
 			},
-			want: "error: context deadline exceeded",
+			Want: "error: context deadline exceeded",
 		},
 		afterFuncNil(false),
 		afterFuncNil(true),
 		{
-			name: "cancel twice, and after the deadline",
-			run: func(t *testing.T) error {
+			Name: "cancel twice, and after the deadline",
+			Call: func(t *testing.T) error {
 				clk, _, s := virtual(t)
 				ctx, cancel := s.WithTimeout(context.Background(), time.Second)
 				clk.Advance(time.Second)
@@ -153,25 +128,25 @@ func TestMisuse(t *testing.T) {
 				cancel()
 				return ctx.Err()
 			},
-			want: "error: context deadline exceeded",
+			Want: "error: context deadline exceeded",
 		},
 		reentrant("deadline", func(clk *clock.Virtual, cancel context.CancelFunc) { clk.Advance(time.Second) }, "context deadline exceeded"),
 		reentrant("cancel", func(clk *clock.Virtual, cancel context.CancelFunc) { cancel() }, "context canceled"),
 	} {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+		t.Run(m.Name, func(t *testing.T) { misusetest.CheckWithin(t, time.Minute, m) })
 	}
 }
 
 // afterFuncNil is AfterFunc(nil) on an open context, or a done one (where
 // it would start a goroutine at once).
-func afterFuncNil(done bool) misuse {
+func afterFuncNil(done bool) misusetest.Case {
 	name := "AfterFunc(nil)"
 	if done {
 		name += " on a done context"
 	}
-	return misuse{
-		name: name,
-		run: func(t *testing.T) error {
+	return misusetest.Case{
+		Name: name,
+		Call: func(t *testing.T) error {
 			_, _, s := virtual(t)
 			ctx, cancel := s.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -181,7 +156,7 @@ func afterFuncNil(done bool) misuse {
 			ctx.(afterFuncer).AfterFunc(nil)
 			return nil
 		},
-		want: "panic: wheelctx: AfterFunc called with a nil func",
+		Want: "panic: wheelctx: AfterFunc called with a nil func",
 	}
 }
 
@@ -190,10 +165,10 @@ func afterFuncNil(done bool) misuse {
 // their children's cancels) that calls back into it: its CancelFunc, the
 // stop function of the registration, its Err and Value, and a new context
 // derived from it. None of them may wait for the context's own lock.
-func reentrant(how string, end func(*clock.Virtual, context.CancelFunc), want string) misuse {
-	return misuse{
-		name: "calls back from AfterFunc when done by " + how,
-		run: func(t *testing.T) error {
+func reentrant(how string, end func(*clock.Virtual, context.CancelFunc), want string) misusetest.Case {
+	return misusetest.Case{
+		Name: "calls back from AfterFunc when done by " + how,
+		Call: func(t *testing.T) error {
 			clk, _, s := virtual(t)
 			ctx, cancel := s.WithTimeout(context.Background(), time.Second)
 			var stop func() bool
@@ -214,7 +189,7 @@ func reentrant(how string, end func(*clock.Virtual, context.CancelFunc), want st
 			}
 			return errors.Join(errs...)
 		},
-		want: "error: " + want,
+		Want: "error: " + want,
 	}
 }
 

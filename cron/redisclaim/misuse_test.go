@@ -2,7 +2,6 @@ package redisclaim_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -11,38 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel/cron/redisclaim"
+	"github.com/timewheel/timewheel/internal/misusetest"
 )
-
-// misuse is a mistake a user can make with the package, and what it must
-// do: panic with a message, return an error, or work (neither).
-type misuse struct {
-	name  string
-	call  func(t *testing.T) error // checks values of its own with t.Errorf
-	panic string                   // the exact panic message, or "" for no panic
-	is    error                    // the error wanted (errors.Is), or nil for none
-	msg   string                   // the exact message of that error
-}
-
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	var err error
-	p := func() (p any) {
-		defer func() { p = recover() }()
-		err = m.call(t)
-		return nil
-	}()
-	switch {
-	case m.panic != "" && fmt.Sprint(p) != m.panic:
-		t.Errorf("%s: panic %q (error %v), want panic %q", m.name, fmt.Sprint(p), err, m.panic)
-	case m.panic != "":
-	case p != nil:
-		t.Errorf("%s: panic %q, want error %v", m.name, fmt.Sprint(p), m.is)
-	case m.is == nil && err != nil:
-		t.Errorf("%s: error %q, want none", m.name, err)
-	case m.is != nil && (!errors.Is(err, m.is) || err.Error() != m.msg):
-		t.Errorf("%s: error %v, want %q (wrapping %q)", m.name, err, m.msg, m.is)
-	}
-}
 
 // Zero and nil Claimers, nil clients, contexts and options, an empty
 // prefix or owner, TTLs at their extremes, and claims on a closed client,
@@ -55,28 +24,28 @@ func TestMisuse(t *testing.T) {
 	claim := func(c *redisclaim.Claimer) func(t *testing.T) error {
 		return func(t *testing.T) error { _, err := c.Claim(ctx, "job", at); return err }
 	}
-	for _, m := range []misuse{
-		{name: "zero Claimer: Claim", panic: "redisclaim: Claim called on a zero Claimer; make one with New", call: claim(new(redisclaim.Claimer))},
-		{name: "zero Claimer: Key", panic: "redisclaim: Key called on a zero Claimer; make one with New",
-			call: func(t *testing.T) error { new(redisclaim.Claimer).Key("job", at); return nil }},
-		{name: "nil Claimer: Claim", panic: "redisclaim: Claim called on a nil *Claimer; make one with New", call: claim(nil)},
-		{name: "nil Claimer: Key", panic: "redisclaim: Key called on a nil *Claimer; make one with New",
-			call: func(t *testing.T) error { (*redisclaim.Claimer)(nil).Key("job", at); return nil }},
-		{name: "New(nil)", panic: "redisclaim: New called with a nil client",
-			call: func(t *testing.T) error { redisclaim.New(nil); return nil }},
-		{name: "New(nil *redis.Client)", panic: "redisclaim: New called with a nil client (*redis.Client)(nil)",
-			call: func(t *testing.T) error { redisclaim.New((*redis.Client)(nil)); return nil }},
-		{name: "New with nil options", call: func(t *testing.T) error {
+	for _, m := range []misusetest.Case{
+		{Name: "zero Claimer: Claim", Panic: "redisclaim: Claim called on a zero Claimer; make one with New", Call: claim(new(redisclaim.Claimer))},
+		{Name: "zero Claimer: Key", Panic: "redisclaim: Key called on a zero Claimer; make one with New",
+			Call: func(t *testing.T) error { new(redisclaim.Claimer).Key("job", at); return nil }},
+		{Name: "nil Claimer: Claim", Panic: "redisclaim: Claim called on a nil *Claimer; make one with New", Call: claim(nil)},
+		{Name: "nil Claimer: Key", Panic: "redisclaim: Key called on a nil *Claimer; make one with New",
+			Call: func(t *testing.T) error { (*redisclaim.Claimer)(nil).Key("job", at); return nil }},
+		{Name: "New(nil)", Panic: "redisclaim: New called with a nil client",
+			Call: func(t *testing.T) error { redisclaim.New(nil); return nil }},
+		{Name: "New(nil *redis.Client)", Panic: "redisclaim: New called with a nil client (*redis.Client)(nil)",
+			Call: func(t *testing.T) error { redisclaim.New((*redis.Client)(nil)); return nil }},
+		{Name: "New with nil options", Call: func(t *testing.T) error {
 			return claim(redisclaim.New(rdb, nil, redisclaim.WithPrefix("nil-option:"), nil))(t)
 		}},
-		{name: "Claim(nil ctx)", call: func(t *testing.T) error {
+		{Name: "Claim(nil ctx)", Call: func(t *testing.T) error {
 			won, err := redisclaim.New(rdb, redisclaim.WithPrefix("nil-ctx:")).Claim(nil, "job", at)
 			if !won && err == nil {
 				t.Error("Claim with a nil context lost a fresh claim")
 			}
 			return err
 		}},
-		{name: "empty prefix", call: func(t *testing.T) error {
+		{Name: "empty prefix", Call: func(t *testing.T) error {
 			c := redisclaim.New(rdb, redisclaim.WithPrefix(""))
 			if key := c.Key("empty-prefix", at); key != "empty-prefix:2026-01-01T00:00:00Z" {
 				t.Errorf("key %q", key)
@@ -89,7 +58,7 @@ func TestMisuse(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "empty owner", call: func(t *testing.T) error {
+		{Name: "empty owner", Call: func(t *testing.T) error {
 			c := redisclaim.New(rdb, redisclaim.WithPrefix("empty-owner:"), redisclaim.WithOwner(""))
 			if _, err := c.Claim(ctx, "job", at); err != nil {
 				return err
@@ -99,22 +68,22 @@ func TestMisuse(t *testing.T) {
 			}
 			return nil
 		}},
-		{name: "WithTTL(0)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: 0s",
-			call: func(t *testing.T) error { redisclaim.WithTTL(0); return nil }},
-		{name: "WithTTL(min)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: -2562047h47m16.854775808s",
-			call: func(t *testing.T) error { redisclaim.WithTTL(math.MinInt64); return nil }},
-		{name: "WithTTL(999µs)", panic: "redisclaim: WithTTL called with a TTL under a millisecond: 999µs",
-			call: func(t *testing.T) error { redisclaim.WithTTL(999 * time.Microsecond); return nil }},
-		{name: "WithTTL(1500µs) rounds up", call: ttl(srv.Addr, 1500*time.Microsecond, 2)},
-		{name: "WithTTL(max)", call: ttl(srv.Addr, math.MaxInt64, int64(math.MaxInt64/time.Millisecond)+1)},
-		{name: "Claim on a closed client", is: redis.ErrClosed, msg: "redisclaim: claim cron:job:2026-01-01T00:00:00Z: redis: client is closed",
-			call: func(t *testing.T) error {
+		{Name: "WithTTL(0)", Panic: "redisclaim: WithTTL called with a TTL under a millisecond: 0s",
+			Call: func(t *testing.T) error { redisclaim.WithTTL(0); return nil }},
+		{Name: "WithTTL(min)", Panic: "redisclaim: WithTTL called with a TTL under a millisecond: -2562047h47m16.854775808s",
+			Call: func(t *testing.T) error { redisclaim.WithTTL(math.MinInt64); return nil }},
+		{Name: "WithTTL(999µs)", Panic: "redisclaim: WithTTL called with a TTL under a millisecond: 999µs",
+			Call: func(t *testing.T) error { redisclaim.WithTTL(999 * time.Microsecond); return nil }},
+		{Name: "WithTTL(1500µs) rounds up", Call: ttl(srv.Addr, 1500*time.Microsecond, 2)},
+		{Name: "WithTTL(max)", Call: ttl(srv.Addr, math.MaxInt64, int64(math.MaxInt64/time.Millisecond)+1)},
+		{Name: "Claim on a closed client", Is: redis.ErrClosed, Msg: "redisclaim: claim cron:job:2026-01-01T00:00:00Z: redis: client is closed",
+			Call: func(t *testing.T) error {
 				closed := redis.NewClient(&redis.Options{Addr: srv.Addr})
 				closed.Close()
 				return claim(redisclaim.New(closed))(t)
 			}},
 	} {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+		t.Run(m.Name, func(t *testing.T) { misusetest.Check(t, m) })
 	}
 }
 

@@ -11,30 +11,6 @@ import (
 	"github.com/timewheel/timewheel/internal/misusetest"
 )
 
-// misuse is one way of holding a Monitor wrong, and what it must do: want
-// is "ok", "error: " and the error's text, or "panic: " and the panic's
-// value.
-type misuse struct {
-	name string
-	run  func(t *testing.T) error
-	want string
-}
-
-// checkMisuse runs m, failing if it has not returned within the guard (a
-// hang: the guard times nothing), and checks its outcome.
-func checkMisuse(t *testing.T, m misuse) {
-	t.Helper()
-	got, ok := misusetest.Returned(time.Minute, func() string {
-		return misusetest.Outcome(func() error { return m.run(t) })
-	})
-	if !ok {
-		t.Fatalf("%s: did not return", m.name)
-	}
-	if got != m.want {
-		t.Errorf("%s:\n got %s\nwant %s", m.name, got, m.want)
-	}
-}
-
 // virtualMonitor returns a monitor with a 250ms timeout on a virtual
 // clock, whose reports go to out.
 func virtualMonitor(t *testing.T, out *strings.Builder) (*clock.Virtual, *Monitor) {
@@ -47,24 +23,24 @@ func virtualMonitor(t *testing.T, out *strings.Builder) (*clock.Virtual, *Monito
 
 func TestMonitorMisuse(t *testing.T) {
 	report := func(string, ...any) {}
-	for _, m := range []misuse{
-		{"zero Monitor: Beat", func(*testing.T) error { new(Monitor).Beat("a"); return nil },
-			"panic: heartbeat: Beat called on a zero Monitor; make one with NewMonitor"},
-		{"zero Monitor: Stop", func(*testing.T) error {
+	for _, m := range []misusetest.Case{
+		{Name: "zero Monitor: Beat", Call: func(*testing.T) error { new(Monitor).Beat("a"); return nil },
+			Want: "panic: heartbeat: Beat called on a zero Monitor; make one with NewMonitor"},
+		{Name: "zero Monitor: Stop", Call: func(*testing.T) error {
 			if n := len(new(Monitor).Stop()); n != 0 {
 				return fmt.Errorf("Stop of a zero Monitor returned %d peers", n)
 			}
 			return nil
-		}, "ok"},
-		{"NewMonitor(nil wheel)", func(*testing.T) error { NewMonitor(nil, time.Second, report); return nil },
-			"panic: heartbeat: NewMonitor called with a nil wheel"},
-		{"NewMonitor(zero timeout)", func(*testing.T) error { NewMonitor(timewheel.Default(), 0, report); return nil },
-			"panic: heartbeat: NewMonitor called with non-positive timeout 0s"},
-		{"NewMonitor(negative timeout)", func(*testing.T) error { NewMonitor(timewheel.Default(), -time.Second, report); return nil },
-			"panic: heartbeat: NewMonitor called with non-positive timeout -1s"},
-		{"NewMonitor(nil report)", func(*testing.T) error { NewMonitor(timewheel.Default(), time.Second, nil); return nil },
-			"panic: heartbeat: NewMonitor called with a nil report func"},
-		{"Beat after Stop reports nothing", func(t *testing.T) error {
+		}, Want: "ok"},
+		{Name: "NewMonitor(nil wheel)", Call: func(*testing.T) error { NewMonitor(nil, time.Second, report); return nil },
+			Want: "panic: heartbeat: NewMonitor called with a nil wheel"},
+		{Name: "NewMonitor(zero timeout)", Call: func(*testing.T) error { NewMonitor(timewheel.Default(), 0, report); return nil },
+			Want: "panic: heartbeat: NewMonitor called with non-positive timeout 0s"},
+		{Name: "NewMonitor(negative timeout)", Call: func(*testing.T) error { NewMonitor(timewheel.Default(), -time.Second, report); return nil },
+			Want: "panic: heartbeat: NewMonitor called with non-positive timeout -1s"},
+		{Name: "NewMonitor(nil report)", Call: func(*testing.T) error { NewMonitor(timewheel.Default(), time.Second, nil); return nil },
+			Want: "panic: heartbeat: NewMonitor called with a nil report func"},
+		{Name: "Beat after Stop reports nothing", Call: func(t *testing.T) error {
 			var out strings.Builder
 			clk, m := virtualMonitor(t, &out)
 			m.Beat("a")
@@ -78,8 +54,8 @@ func TestMonitorMisuse(t *testing.T) {
 				return fmt.Errorf("Stop again: %d beats of a, want 1", n)
 			}
 			return nil
-		}, "ok"},
-		{"Stop and Beat from inside report", func(t *testing.T) error {
+		}, Want: "ok"},
+		{Name: "Stop and Beat from inside report", Call: func(t *testing.T) error {
 			clk := clock.NewVirtual(time.Unix(1e9, 0))
 			w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
 			defer w.Close()
@@ -95,8 +71,8 @@ func TestMonitorMisuse(t *testing.T) {
 				return fmt.Errorf("counts from inside report: %v", counts)
 			}
 			return nil
-		}, "ok"},
+		}, Want: "ok"},
 	} {
-		t.Run(m.name, func(t *testing.T) { checkMisuse(t, m) })
+		t.Run(m.Name, func(t *testing.T) { misusetest.CheckWithin(t, time.Minute, m) })
 	}
 }
