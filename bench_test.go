@@ -395,9 +395,9 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 // before the new time fires at once and one due after fires when it would
 // have. A wheel on it behaves as on the real clock with one difference:
 // wakes it asked for inside the skipped span are made together, at the
-// jump, where they would have been minutes apart. (And, like any clock
-// but the real one, it makes the wheel's driver fire due shards one after
-// the other rather than in parallel: pessimistic for from=many.)
+// jump, where they would have been minutes apart. It is a
+// clock.RealTime, so the wheel fires due shards in parallel on it, as on
+// the real clock.
 type warpClock struct {
 	offset atomic.Int64 // nanoseconds ahead of real time
 	mu     sync.Mutex
@@ -406,6 +406,10 @@ type warpClock struct {
 
 func (c *warpClock) Now() time.Time                  { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *warpClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// RealTime reports that the clock runs in step with real time (see
+// clock.RealTime), so that the wheel fires due shards in parallel on it.
+func (c *warpClock) RealTime() bool { return true }
 
 func (c *warpClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	t := &warpTimer{c: c, f: f}

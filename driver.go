@@ -95,7 +95,7 @@ func (d *driver) fire() {
 	for _, s := range d.shards {
 		if a := s.armed.Load(); a <= now && s.armed.CompareAndSwap(a, notArmed) {
 			switch {
-			case !d.w.real:
+			case !d.w.parallel:
 				fired = s.fire() || fired // a test clock: every due callback has run when Advance returns
 			case mine != nil:
 				k = d.goFire(k, mine)

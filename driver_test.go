@@ -1,8 +1,11 @@
 package timewheel_test
 
 import (
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/timewheel/timewheel"
@@ -60,5 +63,60 @@ func TestDriverCalledConcurrentlyNeverStalls(t *testing.T) {
 		cc.Advance(time.Hour)
 		t.Fatalf("iteration %d: timer due 1ms out never fired after the clock moved 1h past it (Len %d, clock timers pending %d); a new 1ms timer fired after another hour: %v",
 			i, w.Len(), cc.Virtual.Len(), later)
+	}
+}
+
+// realTimeClock is the real clock under another name, so that the wheel
+// cannot tell it is clock.Real; rt says what its RealTime reports.
+type realTimeClock struct {
+	clock.Clock
+	rt bool
+}
+
+func (c realTimeClock) RealTime() bool { return c.rt }
+
+// TestRealTimeClock: a wheel treats a clock.RealTime that reports true as
+// the real clock (a shard per processor, due shards fired in parallel)
+// and one that reports false as a test clock (one shard); timers fire on
+// both, never early. It runs in a synctest bubble, where the real clock's
+// time is the bubble's.
+func TestRealTimeClock(t *testing.T) {
+	for _, rt := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			w := timewheel.New(timewheel.WithClock(realTimeClock{clock.Real(), rt}))
+			defer w.Close()
+			want := 1
+			if rt {
+				want = runtime.GOMAXPROCS(0)
+			}
+			if got := w.Stats().Shards; got != want {
+				t.Errorf("RealTime %v: %d shards, want %d", rt, got, want)
+			}
+			start := time.Now()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var early []time.Duration
+			for i := range 64 {
+				wg.Add(1)
+				d := time.Duration(i%8+1) * time.Second
+				done := make(chan struct{})
+				go func() {
+					w.AfterFunc(d, func() {
+						if e := time.Since(start); e < d {
+							mu.Lock()
+							early = append(early, d-e)
+							mu.Unlock()
+						}
+						close(done)
+					})
+					<-done
+					wg.Done()
+				}()
+			}
+			wg.Wait()
+			if len(early) > 0 {
+				t.Errorf("RealTime %v: %d timers early, by up to %v", rt, len(early), slices.Max(early))
+			}
+		})
 	}
 }

@@ -33,7 +33,8 @@ func WithTick(d time.Duration) Option {
 
 // WithClock sets the clock the wheel reads and sleeps on (default
 // [clock.Real]). Tests pass a [clock.Virtual]. A wheel on any clock but
-// the real one has one shard unless [WithShards] says otherwise.
+// the real one (or a [clock.RealTime] in step with it) has one shard
+// unless [WithShards] says otherwise.
 // WithClock panics if c is nil or holds a nil pointer.
 func WithClock(c clock.Clock) Option {
 	if nilarg.Is(c) {
@@ -77,14 +78,15 @@ func WithPanicHandler(h func(any)) Option {
 
 // WithShards splits the wheel into n engines, each with its own lock
 // (default: one per processor, runtime.GOMAXPROCS(0) when the wheel is
-// made, on the real clock; one with any other clock, so that a test on a
+// made, on the real clock or a [clock.RealTime]; one with any other clock,
+// so that a test on a
 // [clock.Virtual] fires same-tick timers in one exact order from run to
 // run). A new timer goes to the shard of the processor its goroutine runs
 // on and belongs to it for life: Stop and Reset go to the timer's shard.
 // The wheel's one driver sleeps until the earliest deadline of all the
 // shards, so more shards cost no more wakeups; shards due at the same
-// wake fire in parallel (on the real clock; on any other, one after the
-// other). Each shard's engine takes about 32 KB. WithShards(1) makes one
+// wake fire in parallel (on the real clock or a clock.RealTime; on any
+// other, one after the other). Each shard's engine takes about 32 KB. WithShards(1) makes one
 // lock for the whole wheel.
 //
 // The downside of more than one shard is order: timers on different

@@ -49,12 +49,12 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 // so that the burst fires on time (see [queue.Wheel]), and one at the
 // start of any slot of 262,144 ticks or more (4.4 minutes at the default
 // tick) that holds it. [Stats] counts all three in EmptyWakeups.
-// When the driver fires, it expires every timer due by then, the
-// shards due together in parallel on the real clock (on any other, one
-// after the other, so that a test clock's Advance returns with every due
-// callback run): a channel timer's value is sent at
-// once, and AfterFunc callbacks are handed, in deadline order, to the
-// wheel's [Executor].
+// When the driver fires, it expires every timer due by then, the shards
+// due together in parallel on the real clock or a [clock.RealTime] (on
+// any other, one after the other, so that a test clock's Advance returns
+// with every due callback run): a channel timer's value is sent at once,
+// and AfterFunc callbacks are handed, in deadline order, to the wheel's
+// [Executor].
 //
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
@@ -65,6 +65,7 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 type Wheel struct {
 	clock        clock.Clock
 	real         bool          // clock is clock.Real: since calls time.Since directly
+	parallel     bool          // clock is clock.Real or a clock.RealTime: due shards fire in parallel
 	epoch        time.Time     // tick 0; read through clock.Since
 	tick         time.Duration // duration of one tick
 	exec         Executor
@@ -90,15 +91,20 @@ func New(opts ...Option) *Wheel {
 		o(&cfg)
 	}
 	real := cfg.clock == clock.Real()
+	parallel := real
+	if rt, ok := cfg.clock.(clock.RealTime); ok && rt.RealTime() {
+		parallel = true
+	}
 	if cfg.shards == 0 {
 		cfg.shards = 1 // a test clock: one shard, so that runs repeat exactly
-		if real {
+		if parallel {
 			cfg.shards = runtime.GOMAXPROCS(0)
 		}
 	}
 	w := &Wheel{
 		clock:        cfg.clock,
 		real:         real,
+		parallel:     parallel,
 		tick:         cfg.tick,
 		exec:         cfg.exec,
 		panicHandler: cfg.panicHandler,

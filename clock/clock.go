@@ -33,6 +33,19 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
+// RealTime is implemented by a Clock that runs in step with real time
+// (real time plus an offset, say) and calls its timers' functions on
+// goroutines of their own, as package time does. A timewheel.Wheel on a
+// Clock whose RealTime reports true treats it as [Real]: one shard per
+// processor unless told otherwise, and shards due at one wake fire in
+// parallel. A test clock such as [Virtual] must not: its Advance returns
+// only when every callback it made due has run, which firing on other
+// goroutines would break.
+type RealTime interface {
+	Clock
+	RealTime() bool
+}
+
 // Timer is a callback timer made by [Clock.AfterFunc].
 type Timer interface {
 	// Stop prevents the Timer from firing. It returns true if the call
