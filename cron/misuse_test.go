@@ -543,14 +543,8 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 		if inline {
 			newF = newFixture
 		}
-		// panics records what the panic handler gets.
-		var mu sync.Mutex
-		var panics []string
-		handler := cron.WithPanicHandler(func(job string, v any) {
-			mu.Lock()
-			panics = append(panics, fmt.Sprint(job, ": ", v))
-			mu.Unlock()
-		})
+		rec := &panicRecorder{}
+		handler := rec.option()
 		// flaky is a Claimer whose first Claim panics.
 		flaky := func() cron.Option {
 			var n atomic.Int32
@@ -568,15 +562,12 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 			if err := f.s.Stop(context.Background()); err != nil {
 				t.Error(err)
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if got := j.Stats(); got != st {
 				t.Errorf("stats %+v, want %+v", got, st)
 			}
-			if fmt.Sprint(panics) != fmt.Sprint(want) {
+			if panics := rec.take(); fmt.Sprint(panics) != fmt.Sprint(want) {
 				t.Errorf("panic handler got %q, want %q", panics, want)
 			}
-			panics = nil
 		}
 		mode := fmt.Sprint("inline=", inline, " ")
 		misusetest.Run(t, []misusetest.Case{
@@ -599,12 +590,7 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 			{Name: mode + "Next panics after a run: the run goes ahead, the job's runs end", Call: func(t *testing.T) error {
 				f := newF(t, jan1, handler)
 				k := 0
-				j, err := f.s.AddSchedule("p", scheduleFunc(func(t time.Time) time.Time {
-					if k++; k > 1 {
-						panic("next boom")
-					}
-					return t.Add(time.Minute)
-				}), nop)
+				j, err := f.s.AddSchedule("p", nextPanicsAfterFirst(&k), nop)
 				f.clk.Advance(5 * time.Minute)
 				if !j.Next().IsZero() || k != 2 {
 					t.Errorf("after Next panicked: Next %v, Next called %d times", j.Next(), k)
@@ -631,12 +617,7 @@ func TestMisusePanicsOfUserCode(t *testing.T) {
 			f := newGoroutineFixture(t, jan1, cron.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))),
 				cron.WithClaimer(claimFunc(func(context.Context, string, time.Time) (bool, error) { panic("claim boom") })))
 			k := 0
-			_, err := f.s.AddSchedule("p", scheduleFunc(func(t time.Time) time.Time {
-				if k++; k > 1 {
-					panic("next boom")
-				}
-				return t.Add(time.Minute)
-			}), nop)
+			_, err := f.s.AddSchedule("p", nextPanicsAfterFirst(&k), nop)
 			f.clk.Advance(time.Minute)
 			f.s.Stop(context.Background())
 			for _, want := range []string{`msg="cron: Claim panicked" job=p panic="claim boom"`, `msg="cron: Schedule.Next panicked" job=p panic="next boom"`} {
@@ -684,4 +665,16 @@ func TestCallbacksCallBack(t *testing.T) {
 	if !j.Next().IsZero() || len(f.s.Jobs()) != 2 {
 		t.Errorf("after the job removed itself: next %v, jobs %d", j.Next(), len(f.s.Jobs()))
 	}
+}
+
+// nextPanicsAfterFirst is a schedule of one run a minute after it is
+// added, whose Next panics "next boom" from its second call on; *k counts
+// the calls.
+func nextPanicsAfterFirst(k *int) cron.Schedule {
+	return scheduleFunc(func(t time.Time) time.Time {
+		if *k++; *k > 1 {
+			panic("next boom")
+		}
+		return t.Add(time.Minute)
+	})
 }

@@ -14,18 +14,38 @@ import (
 	"github.com/timewheel/timewheel/cron"
 )
 
+// panicRecorder is a panic handler that records "job: value" for each
+// panic it gets, safe for concurrent use.
+type panicRecorder struct {
+	mu     sync.Mutex
+	panics []string
+}
+
+// option returns the scheduler option that installs r.
+func (r *panicRecorder) option() cron.Option {
+	return cron.WithPanicHandler(func(job string, v any) {
+		r.mu.Lock()
+		r.panics = append(r.panics, fmt.Sprint(job, ": ", v))
+		r.mu.Unlock()
+	})
+}
+
+// take returns what r has recorded and forgets it.
+func (r *panicRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.panics
+	r.panics = nil
+	return p
+}
+
 // A job that panics is reported and goes on running, and so do the others,
 // inline and on goroutines alike.
 func TestPanic(t *testing.T) {
 	for _, inline := range []bool{true, false} {
 		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) {
-			var mu sync.Mutex
-			var panics []string
-			handler := cron.WithPanicHandler(func(job string, v any) {
-				mu.Lock()
-				panics = append(panics, fmt.Sprint(job, ": ", v))
-				mu.Unlock()
-			})
+			rec := &panicRecorder{}
+			handler := rec.option()
 			newF := newGoroutineFixture
 			if inline {
 				newF = newFixture
@@ -48,9 +68,7 @@ func TestPanic(t *testing.T) {
 			if st := boom.Stats(); st.Runs != 3 || st.Panics != 3 {
 				t.Fatalf("boom stats %+v", st)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !slices.Equal(panics, []string{"boom: oops", "boom: oops", "boom: oops"}) {
+			if panics := rec.take(); !slices.Equal(panics, []string{"boom: oops", "boom: oops", "boom: oops"}) {
 				t.Fatalf("panics %v", panics)
 			}
 		})

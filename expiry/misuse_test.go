@@ -589,19 +589,14 @@ func TestMisuseAfterClose(t *testing.T) {
 		{
 			Name: "SetTTL on a closed wheel",
 			Call: func(t *testing.T) error {
-				f := newFixture(t)
-				f.set("k", 1, time.Hour)
-				f.w.Close()
-				ok, err := f.m.SetTTL("k", time.Second)
-				if ok || !errors.Is(err, timewheel.ErrClosed) {
-					t.Errorf("SetTTL on a closed wheel: %v, %v; want false and timewheel.ErrClosed too", ok, err)
-				}
-				// The entry is as it was: live until its old deadline.
-				f.clk.Advance(time.Minute)
-				f.wantGet("k", 1, true)
-				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
-					t.Errorf("after SetTTL on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
-				}
+				var err error
+				closedWithEntry(t, "SetTTL", func(m *Map[string, int]) {
+					var ok bool
+					ok, err = m.SetTTL("k", time.Second)
+					if ok || !errors.Is(err, timewheel.ErrClosed) {
+						t.Errorf("SetTTL on a closed wheel: %v, %v; want false and timewheel.ErrClosed too", ok, err)
+					}
+				})
 				return err
 			},
 			Is:  ErrClosed,
@@ -610,17 +605,11 @@ func TestMisuseAfterClose(t *testing.T) {
 		{
 			Name: "Touch on a closed wheel",
 			Call: func(t *testing.T) error {
-				f := newFixture(t)
-				f.set("k", 1, time.Hour)
-				f.w.Close()
-				f.clk.Advance(time.Minute)
-				if f.m.Touch("k") {
-					t.Error("Touch on a closed wheel returned true")
-				}
-				if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
-					t.Errorf("after Touch on a closed wheel: TTL %v, Len %d; want 59m0s, 1", ttl, f.m.Len())
-				}
-				f.wantGet("k", 1, true)
+				closedWithEntry(t, "Touch", func(m *Map[string, int]) {
+					if m.Touch("k") {
+						t.Error("Touch on a closed wheel returned true")
+					}
+				})
 				return nil
 			},
 		},
@@ -1182,4 +1171,20 @@ func restoreKeys[K comparable](t *testing.T, keys ...K) error {
 		t.Errorf("a failed Restore set %d entries", m.Len())
 	}
 	return err
+}
+
+// closedWithEntry stores "k" for an hour, closes the map's wheel, calls
+// renew (a SetTTL or Touch that must fail), and checks that the entry is
+// as it was: live a minute later, with 59 minutes left.
+func closedWithEntry(t *testing.T, op string, renew func(*Map[string, int])) {
+	t.Helper()
+	f := newFixture(t)
+	f.set("k", 1, time.Hour)
+	f.w.Close()
+	renew(f.m)
+	f.clk.Advance(time.Minute)
+	f.wantGet("k", 1, true)
+	if ttl, _ := f.m.TTL("k"); ttl != 59*time.Minute || f.m.Len() != 1 {
+		t.Errorf("after %s on a closed wheel: TTL %v, Len %d; want 59m0s, 1", op, ttl, f.m.Len())
+	}
 }
