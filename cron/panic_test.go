@@ -31,12 +31,11 @@ func (r *panicRecorder) option() cron.Option {
 }
 
 // take returns what r has recorded and forgets it.
-func (r *panicRecorder) take() []string {
+func (r *panicRecorder) take() (panics []string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := r.panics
-	r.panics = nil
-	return p
+	panics, r.panics = r.panics, nil
+	r.mu.Unlock()
+	return panics
 }
 
 // A job that panics is reported and goes on running, and so do the others,

@@ -10,22 +10,13 @@ import (
 	"github.com/timewheel/timewheel/cron/claimtest"
 )
 
-// memClaimer is a Claimer on a map, the smallest store that passes the
-// suite: the first Claim of a run wins it.
-type memClaimer struct {
-	mu   sync.Mutex
-	runs map[string]bool
-}
+// memClaimer is a Claimer on a sync.Map, the smallest store that passes
+// the suite: the first Claim of a run wins it.
+type memClaimer struct{ runs sync.Map }
 
 func (c *memClaimer) Claim(_ context.Context, job string, at time.Time) (bool, error) {
-	key := job + "@" + at.UTC().Format(time.RFC3339Nano)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.runs[key] {
-		return false, nil
-	}
-	c.runs[key] = true
-	return true, nil
+	_, taken := c.runs.LoadOrStore(job+"@"+at.UTC().Format(time.RFC3339Nano), true)
+	return !taken, nil
 }
 
 // A Claimer's own test runs the suite with a fresh store for each case.
@@ -34,7 +25,7 @@ func (c *memClaimer) Claim(_ context.Context, job string, at time.Time) (bool, e
 func ExampleRun() {
 	_ = func(t *testing.T) {
 		claimtest.Run(t, func(t *testing.T) cron.Claimer {
-			return &memClaimer{runs: map[string]bool{}}
+			return &memClaimer{}
 		})
 	}
 }
@@ -44,7 +35,7 @@ func ExampleRun() {
 func ExampleNew() {
 	_ = func(t *testing.T) {
 		start := time.Date(2026, 3, 9, 0, 0, 0, 0, time.UTC)
-		sim := claimtest.New(t, &memClaimer{runs: map[string]bool{}}, start, claimtest.Config{})
+		sim := claimtest.New(t, &memClaimer{}, start, claimtest.Config{})
 		sim.Add("tick", "* * * * *")
 		end := start.Add(24 * time.Hour)
 		sim.RunUntil(end)
