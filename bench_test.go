@@ -848,3 +848,37 @@ func BenchmarkScale(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkW3CollectionFloor is the floor under W3 when the collector
+// marks during the burst (gc=during, and gc=none when the burst's first
+// allocations start a collection): the cost of one collection with a
+// million timers pending an hour out, in wall time and in process CPU,
+// the work that then shares the machine with the firing. Package time's
+// timers are measured the same way in the same function.
+//
+//	go test -run '^$' -bench W3CollectionFloor -count 6 .
+func BenchmarkW3CollectionFloor(b *testing.B) {
+	const n = 1_000_000
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			after, cleanup := impl.make()
+			defer cleanup()
+			timers := make([]stopper, n)
+			for i := range timers {
+				timers[i] = after(time.Hour, func() {})
+			}
+			runtime.GC()
+			var cpu time.Duration
+			for b.Loop() {
+				c0 := cpuTime()
+				runtime.GC()
+				cpu += cpuTime() - c0
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/gc")
+			for _, t := range timers {
+				t.Stop()
+			}
+			runtime.KeepAlive(timers)
+		})
+	}
+}
