@@ -55,9 +55,7 @@ func (d *driver) resetLocked() {
 	switch {
 	case next == notArmed:
 		d.armed = notArmed
-		if d.timer != nil {
-			d.timer.Stop()
-		}
+		d.timer.Stop() // made by New, so never nil
 	case next != d.armed:
 		d.setLocked(next, d.w.since())
 	}
