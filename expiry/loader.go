@@ -73,10 +73,10 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 		return v, nil
 	}
 	var zero V
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
-	if e, ok := s.items[k]; ok && e.deadline.Load() > now {
+	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
 		v := e.val // set since the miss
 		s.mu.Unlock()
 		return v, nil
@@ -106,12 +106,12 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 	s.loads[k] = c
 	s.mu.Unlock()
 	parent, _ := ctx.Value(loadingKey{}).(*loading)
-	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), s, k, c, load)
+	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), s, k, h, c, load)
 }
 
-// runLoad runs load for c, stores what it made, and hands the result to
+// runLoad runs load for c (k's hash is h), stores what it made, and hands the result to
 // the callers waiting for c, even if load panics.
-func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, c *call[V], load Loader[K, V]) (v V, err error) {
+func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, c *call[V], load Loader[K, V]) (v V, err error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -127,7 +127,7 @@ func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, c *call[V]
 	case ttl <= 0:
 		v, err = *new(V), fmt.Errorf("%w %v from the loader of key %v", ErrTTL, ttl, k)
 	default:
-		v, err = m.storeLoaded(s, k, v, ttl)
+		v, err = m.storeLoaded(s, k, h, v, ttl)
 	}
 	c.val, c.err = v, err
 	m.endLoad(s, k, c)
@@ -137,7 +137,7 @@ func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, c *call[V]
 // storeLoaded stores v, made by a loader, under k for ttl, unless k was
 // Set meanwhile: then it returns the value set. It returns v and
 // ErrClosed if the map or its wheel is closed.
-func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, v V, ttl time.Duration) (V, error) {
+func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Duration) (V, error) {
 	if err := m.w.Err(); err != nil {
 		return v, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
@@ -147,10 +147,10 @@ func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, v V, ttl time.Duration) (V,
 		s.mu.Unlock()
 		return v, ErrClosed
 	}
-	if e, ok := s.items[k]; ok && e.deadline.Load() > now {
+	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
 		v = e.val
 	} else {
-		s.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
+		s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	}
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()

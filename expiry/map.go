@@ -151,6 +151,7 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.mask = uint64(len(m.shards) - 1)
 	for i := range m.shards {
 		m.shards[i].m = m
+		m.shards[i].items.seed = m.seed
 	}
 	m.epoch = m.w.Now()
 	m.idle.L = &m.evMu
@@ -253,14 +254,14 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.setLocked(k, v, ttl, ticks.Add(now, int64(ttl)), now)
+	s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()
 	m.deliver(kick)
@@ -281,11 +282,10 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 
 // get is Get after the checks.
 func (m *Map[K, V]) get(k K) (V, bool) {
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.RLock()
-	e, ok := s.items[k]
-	if ok {
+	if e := s.items.find(k, h); e != nil {
 		if d := e.deadline.Load(); d > now {
 			v := e.val
 			if m.sliding {
@@ -320,11 +320,11 @@ func (m *Map[K, V]) slideRLocked(e *entry[K, V], d, now int64) {
 func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	m.init()
 	m.checkKey("TTL", k)
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e, ok := s.items[k]; ok {
+	if e := s.items.find(k, h); e != nil {
 		if left := e.deadline.Load() - now; left > 0 {
 			return time.Duration(left), true
 		}
@@ -351,11 +351,11 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 func (m *Map[K, V]) Touch(k K) bool {
 	m.init()
 	m.checkKey("Touch", k)
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.RLock()
-	e, ok := s.items[k]
-	if !ok || e.deadline.Load() <= now || m.w.Err() != nil {
+	e := s.items.find(k, h)
+	if e == nil || e.deadline.Load() <= now || m.w.Err() != nil {
 		s.mu.RUnlock()
 		return false
 	}
@@ -369,8 +369,8 @@ func (m *Map[K, V]) Touch(k K) bool {
 	// The deadline moves earlier than its bucket, which only a clock that
 	// goes back can do: move the entry, under the write lock.
 	s.mu.Lock()
-	e, ok = s.items[k]
-	ok = ok && e.deadline.Load() > now
+	e = s.items.find(k, h)
+	ok := e != nil && e.deadline.Load() > now
 	if ok {
 		s.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
 	}
@@ -397,11 +397,11 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 	if err := m.w.Err(); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
-	e, ok := s.items[k]
-	ok = ok && e.deadline.Load() > now
+	e := s.items.find(k, h)
+	ok := e != nil && e.deadline.Load() > now
 	if ok {
 		e.ttl = ttl
 		s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
@@ -417,12 +417,12 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 func (m *Map[K, V]) Delete(k K) bool {
 	m.init()
 	m.checkKey("Delete", k)
-	s := m.shardFor(k)
+	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
-	e, ok := s.items[k]
-	live := ok && e.deadline.Load() > now
-	if ok {
+	e := s.items.find(k, h)
+	live := e != nil && e.deadline.Load() > now
+	if e != nil {
 		why := Deleted
 		if !live {
 			why = Expired
@@ -448,7 +448,7 @@ func (m *Map[K, V]) Len() int {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.mu.RLock()
-		n += len(s.items)
+		n += s.items.n
 		s.mu.RUnlock()
 	}
 	return n

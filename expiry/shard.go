@@ -20,7 +20,7 @@ type shard[K comparable, V any] struct {
 	hits, misses atomic.Uint64 // Get calls; on the line of mu, which a Get writes anyway
 
 	m       *Map[K, V]
-	items   map[K]*entry[K, V]      // guarded by mu; made by the first Set
+	items   index[K, V]             // guarded by mu
 	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
 	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
@@ -52,10 +52,15 @@ func shardCount(capacity int) int {
 
 // shardFor returns the shard of k.
 func (m *Map[K, V]) shardFor(k K) *shard[K, V] {
-	if m.mask == 0 {
-		return &m.shards[0]
-	}
-	return &m.shards[maphash.Comparable(m.seed, k)&m.mask]
+	s, _ := m.locate(k)
+	return s
+}
+
+// locate returns the shard of k and k's hash, which the shard's index
+// takes: a key is hashed once per operation.
+func (m *Map[K, V]) locate(k K) (*shard[K, V], uint64) {
+	h := maphash.Comparable(m.seed, k)
+	return &m.shards[h&m.mask], h
 }
 
 // lockAll write-locks every shard, in order; unlockAll unlocks them. A
@@ -74,8 +79,10 @@ func (m *Map[K, V]) unlockAll() {
 }
 
 // setLocked stores v under k with the given deadline.
-func (s *shard[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64) {
-	e, ok := s.items[k]
+// h is k's hash.
+func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
+	e := s.items.find(k, h)
+	ok := e != nil
 	if ok && e.deadline.Load() <= now {
 		s.removeLocked(e, Expired) // it had left already; only its timer had not run
 		ok = false
@@ -87,21 +94,20 @@ func (s *shard[K, V]) setLocked(k K, v V, ttl time.Duration, deadline, now int64
 		s.queueLocked(k, old, Replaced)
 		return
 	}
-	if s.items == nil {
-		s.items = make(map[K]*entry[K, V])
+	if s.buckets == nil {
 		s.buckets = make(map[int64]*bucket[K, V])
 	}
-	if c := s.m.capacity; c > 0 && len(s.items) >= c {
+	if c := s.m.capacity; c > 0 && s.items.n >= c {
 		s.evictOneLocked(now)
 	}
 	e = &entry[K, V]{key: k, val: v, ttl: ttl}
-	s.items[k] = e
+	s.items.insert(e, h)
 	s.linkLocked(e, deadline, now)
 }
 
 // removeLocked takes e out of the map and queues its callback.
 func (s *shard[K, V]) removeLocked(e *entry[K, V], why Reason) {
-	delete(s.items, e.key)
+	s.items.remove(e, maphash.Comparable(s.m.seed, e.key))
 	s.unlinkLocked(e)
 	s.queueLocked(e.key, e.val, why)
 }
@@ -144,7 +150,7 @@ func (s *shard[K, V]) closeLocked() {
 		b.t.Stop()
 	}
 	clear(s.buckets)
-	clear(s.items)
+	s.items.reset()
 	s.order, s.last = nil, nil
 }
 
@@ -166,7 +172,7 @@ func (m *Map[K, V]) records(forSnapshot bool) ([]snapEntry[K, V], error) {
 	}
 	n := 0
 	for i := range m.shards {
-		n += len(m.shards[i].items)
+		n += m.shards[i].items.n
 	}
 	recs := make([]snapEntry[K, V], 0, n)
 	for i := range m.shards {

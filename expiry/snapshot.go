@@ -173,7 +173,7 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 	}
 	kick := false
 	for _, rec := range recs {
-		s := m.shardFor(rec.Key)
+		s, h := m.locate(rec.Key)
 		deadline := int64(math.MaxInt64) // as ticks.Add saturates
 		if rec.Deadline != farDeadline {
 			left := time.Unix(0, rec.Deadline).Sub(nowWall)
@@ -184,7 +184,7 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 			}
 			deadline = ticks.Add(now, int64(left))
 		}
-		s.setLocked(rec.Key, rec.Value, time.Duration(rec.TTL), deadline, now)
+		s.setLocked(rec.Key, h, rec.Value, time.Duration(rec.TTL), deadline, now)
 		kick = s.takeQueuedLocked() || kick
 	}
 	m.unlockAll()

@@ -37,7 +37,7 @@ func (m *Map[K, V]) Stats() Stats {
 	for i := range m.shards {
 		s := &m.shards[i]
 		s.mu.RLock()
-		st.Entries += len(s.items)
+		st.Entries += s.items.n
 		st.Buckets += len(s.buckets)
 		st.Expired += s.left[Expired]
 		st.Deleted += s.left[Deleted]

@@ -1,6 +1,9 @@
 package expiry
 
-import "fmt"
+import (
+	"fmt"
+	"hash/maphash"
+)
 
 // verify checks every invariant of the map's structure, with every shard
 // locked: each entry is in the shard of its key, in the bucket of its
@@ -17,10 +20,13 @@ func (m *Map[K, V]) verify() error {
 		if err != nil {
 			return fmt.Errorf("shard %d: %w", i, err)
 		}
-		for k := range s.items {
-			if m.shardFor(k) != s {
-				return fmt.Errorf("shard %d: key %v belongs in another shard", i, k)
+		for e := range s.items.all() {
+			if m.shardFor(e.key) != s {
+				return fmt.Errorf("shard %d: key %v belongs in another shard", i, e.key)
 			}
+		}
+		if err := s.items.verify(); err != nil {
+			return fmt.Errorf("shard %d: %w", i, err)
 		}
 		total += n
 	}
@@ -47,7 +53,7 @@ func (s *shard[K, V]) verifyLocked() (int, error) {
 				return 0, fmt.Errorf("entry %v: bad prev link", e.key)
 			case s.m.dueFor(e.deadline.Load()) < due:
 				return 0, fmt.Errorf("entry %v: deadline %d in the later bucket %d", e.key, e.deadline.Load(), due)
-			case s.items[e.key] != e:
+			case s.items.find(e.key, maphash.Comparable(s.m.seed, e.key)) != e:
 				return 0, fmt.Errorf("entry %v: not in items", e.key)
 			}
 			prev = e
@@ -58,8 +64,8 @@ func (s *shard[K, V]) verifyLocked() (int, error) {
 		}
 		total += n
 	}
-	if total != len(s.items) {
-		return 0, fmt.Errorf("%d entries in buckets, %d in items", total, len(s.items))
+	if total != s.items.n {
+		return 0, fmt.Errorf("%d entries in buckets, %d in items", total, s.items.n)
 	}
 	if s.m.capacity == 0 {
 		if len(s.order) != 0 {
