@@ -133,6 +133,9 @@ func (x *index[K, V]) refill(old []indexGroup[K, V], n int) bool {
 func (x *index[K, V]) remove(e *entry[K, V], h uint64) {
 	i := x.posOf(h)
 	for x.groups[i>>3].e[i&7] != e {
+		if x.groups[i>>3].meta[i&7] == 0 {
+			panic(fmt.Sprintf("expiry: internal error: removing key %v, which the index does not hold", e.key))
+		}
 		i = (i + 1) & x.mask
 	}
 	x.n--
