@@ -177,20 +177,24 @@ func keys(n int) []string {
 // boxes sequentially).
 func scatter(i, n, stride int) int { return (i * stride) % n }
 
-var sinkInt int
+// sinkInt keeps what Gets read. Parallel goroutines sum into a local and
+// add it once at the end: a shared variable written on every Get would
+// put a cache line written by both cores into every measured op.
+var sinkInt atomic.Int64
 
-// ops are the measured operations; none changes the number of keys.
+// ops are the measured operations; none changes the number of keys. do
+// returns what a Get read, for the caller to sum.
 var ops = []struct {
 	name   string
 	stride int
-	do     func(m ttlMap, k string, i int)
+	do     func(m ttlMap, k string, i int) int
 }{
-	{"Set", 7919, func(m ttlMap, k string, i int) { m.set(k, i) }},
-	{"Get", 104729, func(m ttlMap, k string, _ int) {
+	{"Set", 7919, func(m ttlMap, k string, i int) int { m.set(k, i); return 0 }},
+	{"Get", 104729, func(m ttlMap, k string, _ int) int {
 		v, _ := m.get(k)
-		sinkInt += v
+		return v
 	}},
-	{"Touch", 1299709, func(m ttlMap, k string, _ int) { m.touch(k) }},
+	{"Touch", 1299709, func(m ttlMap, k string, _ int) int { m.touch(k); return 0 }},
 }
 
 // BenchmarkExpiringMap fills one map per size and implementation, one at a
@@ -218,9 +222,11 @@ func BenchmarkExpiringMap(b *testing.B) {
 				for _, op := range ops {
 					b.Run("op="+op.name, func(b *testing.B) {
 						b.ReportAllocs()
+						sum := 0
 						for i := 0; b.Loop(); i++ {
-							op.do(m, ks[scatter(i, n, op.stride)], i)
+							sum += op.do(m, ks[scatter(i, n, op.stride)], i)
 						}
+						sinkInt.Add(int64(sum))
 					})
 				}
 			})
@@ -241,18 +247,18 @@ func heapAlloc() int64 {
 // preloaded map of n entries, each goroutine walking the keys from its own
 // place in a scattered order.
 func BenchmarkExpiringMapParallel(b *testing.B) {
-	mix := func(m ttlMap, k string, i int) {
+	mix := func(m ttlMap, k string, i int) int {
 		if i%10 == 0 {
 			m.set(k, i)
-			return
+			return 0
 		}
 		v, _ := m.get(k)
-		sinkInt += v
+		return v
 	}
 	pops := append(ops[:len(ops):len(ops)], struct {
 		name   string
 		stride int
-		do     func(m ttlMap, k string, i int)
+		do     func(m ttlMap, k string, i int) int
 	}{"Mix90", 15485863, mix})
 	for _, n := range sizes {
 		ks := keys(n)
@@ -269,10 +275,12 @@ func BenchmarkExpiringMapParallel(b *testing.B) {
 						var next atomic.Int64
 						b.RunParallel(func(pb *testing.PB) {
 							i := int(next.Add(1)) * 1_000_003
+							sum := 0
 							for pb.Next() {
-								op.do(m, ks[scatter(i, n, op.stride)], i)
+								sum += op.do(m, ks[scatter(i, n, op.stride)], i)
 								i++
 							}
+							sinkInt.Add(int64(sum))
 						})
 					})
 				}
