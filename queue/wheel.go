@@ -530,17 +530,21 @@ func (w *Wheel) warmHints(i int) {
 	w.dropHints(i)
 }
 
-// warmChains loads the entries of the chains that start at chains, up to
-// hintEvery of each, walking them side by side. A burst of cold timers
-// due at one tick is a long chain of dependent cache misses; walked as
-// many chains, the misses overlap.
+// warmChains loads the entries of the chains that start at chains (at
+// most warmChains of them), up to hintEvery of each, walking them side by
+// side. A burst of cold timers due at one tick is a long chain of
+// dependent cache misses; walked as many chains, the misses overlap.
 func (w *Wheel) warmChains(chains []*Entry) {
+	// The walk's positions are on the stack: stored in chains, each
+	// step would go through the write barrier while the collector marks.
+	var at [warmChains]*Entry
+	n := copy(at[:], chains)
 	var sum int64
 	for range hintEvery {
-		for j, e := range chains {
+		for j, e := range at[:n] {
 			if e != nil {
 				sum += e.load()
-				chains[j] = e.next // nil once cancelled: the chain stops
+				at[j] = e.next // nil once cancelled: the chain stops
 			}
 		}
 	}
