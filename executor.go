@@ -3,6 +3,7 @@ package timewheel
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // Executor runs AfterFunc callbacks. When the wheel's driver wakes, each
@@ -42,6 +43,19 @@ func DefaultWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
 // callbacks starts at most the limit. The queue is unbounded: the driver
 // never blocks on it.
 //
+// The queue is a list of chunks of a fixed size, which a worker returns
+// to the pool's free list once it has run them. A wheel's shard fills
+// chunks from that list with the callbacks it expires at a wake and hands
+// them to the pool as they are, so that a callback is written once, by
+// the shard, and cleared once, by the worker that takes it; and a burst
+// allocates no more than the chunks its backlog needs, none once a burst
+// as big has run, and never copies a queue to grow it. (While the
+// collector marks, each pointer written to the heap goes through the
+// write barrier, and allocating is what starts the collector.) The
+// downside of this choice is memory: the free list keeps every chunk the
+// pool has had, as many as its biggest backlog filled (4 KB per 509
+// callbacks on 64-bit platforms), as a slice would keep its capacity.
+//
 // A Pool is safe for concurrent use. Its zero value is a pool of
 // DefaultWorkers() workers (the number GOMAXPROCS gives when it first
 // queues a callback).
@@ -51,10 +65,63 @@ type Pool struct {
 	workers      sync.WaitGroup
 
 	mu        sync.Mutex
-	queue     []func() // guarded by mu; pending callbacks from head on
-	head      int      // guarded by mu
-	running   int      // guarded by mu; live workers
-	submitted uint64   // guarded by mu; callbacks queued, for Stats
+	queue     chunkList // guarded by mu; callbacks queued, from queue.head's taken on
+	free      *chunk    // guarded by mu; emptied chunks, linked by next
+	running   int       // guarded by mu; live workers
+	submitted uint64    // guarded by mu; callbacks queued, for Stats
+}
+
+// chunk is a run of up to chunkLen callbacks in a chunkList: filled from
+// fs[0] on, run from fs[taken] on. A chunk that is full, or that a
+// worker has emptied, is not filled again until it comes off the free
+// list.
+type chunk struct {
+	fs    [chunkLen]func()
+	n     int    // callbacks in fs
+	taken int    // callbacks a worker took, each cleared in fs
+	next  *chunk // the next chunk of its list
+}
+
+// chunkLen makes a chunk 4 KB: the callbacks, two ints and a pointer,
+// each a word.
+const chunkLen = (4096 - 3*word) / word
+
+const word = int(unsafe.Sizeof(uintptr(0)))
+
+// A chunk fills its size class: this fails to compile (index out of
+// range) if it does not.
+var _ = [1]struct{}{}[unsafe.Sizeof(chunk{})-4096]
+
+// chunkList is a FIFO list of chunks, and how many callbacks they hold
+// that no worker has taken.
+type chunkList struct {
+	head, tail *chunk
+	n          int
+}
+
+// full reports whether l needs a chunk linked to it before a push.
+func (l *chunkList) full() bool { return l.tail == nil || l.tail.n == chunkLen }
+
+// push appends f to l's last chunk, which must not be full.
+func (l *chunkList) push(f func()) {
+	c := l.tail
+	c.fs[c.n] = f
+	c.n++
+	l.n++
+}
+
+// link appends c, an empty chunk, to l.
+func (l *chunkList) link(c *chunk) { l.concat(chunkList{c, c, 0}) }
+
+// concat appends the chunks of m to l.
+func (l *chunkList) concat(m chunkList) {
+	if l.tail == nil {
+		l.head = m.head
+	} else {
+		l.tail.next = m.head
+	}
+	l.tail = m.tail
+	l.n += m.n
 }
 
 // NewPool returns a pool of at most workers goroutines; workers < 1 means
@@ -67,7 +134,7 @@ func NewPool(workers int) *Pool {
 }
 
 // Execute queues f to run on a worker. It panics if f is nil. The
-// complexity is O(1) amortised.
+// complexity is O(1).
 func (p *Pool) Execute(f func()) {
 	if p == nil {
 		panic("timewheel: Execute called on a nil *Pool")
@@ -75,18 +142,63 @@ func (p *Pool) Execute(f func()) {
 	if f == nil {
 		panic("timewheel: Pool.Execute: nil func")
 	}
-	p.executeAll([]func(){f})
+	p.mu.Lock()
+	if p.queue.full() {
+		p.queue.link(orNew(p.freeLocked()))
+	}
+	p.queue.push(f)
+	p.queuedLocked(1)
 }
 
-// executeAll queues fs in order under one lock.
-func (p *Pool) executeAll(fs []func()) {
+// executeAll queues the callbacks of l, in order, and takes its chunks:
+// the caller must not touch them again. If wantSpare is set it returns an
+// empty chunk from the free list for the caller to fill next, or nil if
+// the list is empty. The complexity is O(1): no callback is copied.
+func (p *Pool) executeAll(l chunkList, wantSpare bool) (spare *chunk) {
 	p.mu.Lock()
+	p.queue.concat(l)
+	if wantSpare {
+		spare = p.freeLocked()
+	}
+	p.queuedLocked(l.n)
+	return spare
+}
+
+// spare returns an empty chunk: one from the free list, or a new one if
+// the list is empty.
+func (p *Pool) spare() *chunk {
+	p.mu.Lock()
+	c := p.freeLocked()
+	p.mu.Unlock()
+	return orNew(c)
+}
+
+// orNew returns c, or a new chunk if c is nil.
+func orNew(c *chunk) *chunk {
+	if c == nil {
+		c = new(chunk)
+	}
+	return c
+}
+
+// freeLocked takes a chunk off the free list, or returns nil if it is
+// empty.
+func (p *Pool) freeLocked() *chunk {
+	c := p.free
+	if c != nil {
+		p.free, c.next = c.next, nil
+	}
+	return c
+}
+
+// queuedLocked counts n callbacks just queued, starts the workers they
+// call for and unlocks mu.
+func (p *Pool) queuedLocked(n int) {
 	if p.limit == 0 {
 		p.limit = DefaultWorkers() // a zero Pool
 	}
-	p.queue = append(p.queue, fs...)
-	p.submitted += uint64(len(fs))
-	start := min(p.limit-p.running, len(p.queue)-p.head)
+	p.submitted += uint64(n)
+	start := min(p.limit-p.running, p.queue.n)
 	p.running += start
 	p.workers.Add(start)
 	p.mu.Unlock()
@@ -112,32 +224,48 @@ func (p *Pool) Wait() {
 
 // work runs queued callbacks until the queue is empty. Under a burst a
 // worker takes a run of callbacks per lock, a fair share of the queue but
-// at most maxRun, so that a million callbacks cost thousands of lock
-// round trips, not a million; with a short queue it takes one at a time,
-// so a callback that blocks holds up no other.
+// at most maxRun and no further than the end of the first chunk, so that
+// a million callbacks cost thousands of lock round trips, not a million;
+// with a short queue it takes one at a time, so a callback that blocks
+// holds up no other.
 func (p *Pool) work() {
 	defer p.workers.Done()
 	var buf [maxRun]func() // on the stack: a worker's start allocates no run
 	run := buf[:0]
 	for {
 		p.mu.Lock()
-		queued := len(p.queue) - p.head
-		if queued == 0 {
-			p.queue, p.head = p.queue[:0], 0
+		if p.queue.n == 0 {
 			p.running--
 			p.mu.Unlock()
 			return
 		}
-		take := min(max(queued/p.running/2, 1), maxRun)
-		run = append(run[:0], p.queue[p.head:p.head+take]...)
-		clear(p.queue[p.head : p.head+take])
-		p.head += take
+		run = p.takeLocked(run[:0], min(max(p.queue.n/p.running/2, 1), maxRun))
 		p.mu.Unlock()
 		for _, f := range run {
 			p.run(f)
 		}
 		clear(run)
 	}
+}
+
+// takeLocked moves up to n callbacks from the first chunk of the queue to
+// run, clearing them there, and returns run. A chunk it empties goes to
+// the free list.
+func (p *Pool) takeLocked(run []func(), n int) []func() {
+	c := p.queue.head
+	taken := c.fs[c.taken:min(c.taken+n, c.n)]
+	run = append(run, taken...)
+	clear(taken)
+	c.taken += len(taken)
+	p.queue.n -= len(taken)
+	if c.taken == c.n {
+		if p.queue.head = c.next; p.queue.head == nil {
+			p.queue.tail = nil
+		}
+		c.n, c.taken, c.next = 0, 0, p.free
+		p.free = c
+	}
+	return run
 }
 
 const maxRun = 64

@@ -25,7 +25,9 @@ type shard struct {
 	again     bool         // guarded by mu; fire was called while firing
 	closed    bool         // guarded by mu
 	discarded int          // guarded by mu; pending timers dropped by close
-	batch     []func()     // owned by the goroutine with firing set
+	batch     []func()     // owned by the goroutine with firing set; callbacks for an executor other than the wheel's pool
+	out       chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
+	spare     *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
 	young     []*node      // guarded by mu; nodes to promote when the next collection ends
 
 	// Counters for Stats.
@@ -197,7 +199,14 @@ func (s *shard) fire() (fired bool) {
 		}
 		batch, ran = s.batch, 0
 		s.batch = nil // taken: a panic in dispatch must not leave it to run again
+		out := s.out
+		s.out = chunkList{} // taken by the pool
 		s.mu.Unlock()
+		if out.n > 0 {
+			if c := s.w.pool.executeAll(out, s.spare == nil); c != nil {
+				s.spare = c
+			}
+		}
 		s.w.dispatch(batch, &ran)
 		clear(batch)
 		s.mu.Lock()
@@ -254,11 +263,29 @@ var (
 func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
 	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 	if t.f != nil {
-		s.batch = append(s.batch, t.f)
+		if p := s.w.pool; p != nil {
+			if s.out.full() {
+				s.out.link(s.takeSpare(p))
+			}
+			s.out.push(t.f)
+		} else {
+			s.batch = append(s.batch, t.f)
+		}
 		s.firedLocked(ns)
 		return
 	}
 	(*node)(unsafe.Pointer(t)).expireLocked(ns, sent) // f nil: t is the first field of a node
+}
+
+// takeSpare returns an empty chunk for out: the shard's spare, if it
+// has one, else one of p's.
+func (s *shard) takeSpare(p *Pool) *chunk {
+	c := s.spare
+	if c == nil {
+		return p.spare()
+	}
+	s.spare = nil
+	return c
 }
 
 // promote promotes the shard's young nodes (see node): called once at the

@@ -153,7 +153,7 @@ func (p *Pool) Stats() PoolStats {
 	if limit == 0 {
 		limit = DefaultWorkers() // a zero Pool that has queued nothing yet
 	}
-	return PoolStats{Limit: limit, Queued: len(p.queue) - p.head, Running: p.running, Submitted: p.submitted}
+	return PoolStats{Limit: limit, Queued: p.queue.n, Running: p.running, Submitted: p.submitted}
 }
 
 // Stats returns what the wheel has done since New and what it holds now.

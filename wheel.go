@@ -276,16 +276,9 @@ func (w *Wheel) deadline(d time.Duration) (when, ns int64) {
 
 // dispatch hands a batch of callbacks to the executor in order, counting
 // in *ran those the executor has returned from, so that if one panics
-// through it the caller knows which have not run.
+// through it the caller knows which have not run. (The wheel's own pool
+// takes a shard's chunks instead: see shard.fire.)
 func (w *Wheel) dispatch(batch []func(), ran *int) {
-	if len(batch) == 0 {
-		return
-	}
-	if w.pool != nil {
-		w.pool.executeAll(batch)
-		*ran = len(batch)
-		return
-	}
 	for _, f := range batch {
 		if w.panicHandler != nil {
 			f = recovering(f, w.panicHandler)

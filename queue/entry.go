@@ -11,11 +11,14 @@ import (
 // zero Entry is a timer that is not pending.
 //
 // The links belong to the wheel and its owner (whoever serialises calls to
-// the wheel, usually under a lock). The deadline is an atomic word that
-// [Entry.Postpone] may move later from any goroutine, without the owner's
-// lock, while the wheel runs: see Postpone.
+// the wheel, usually under a lock), and those of an entry Expire fired
+// stay the wheel's until that Expire returns: fire may file the entry in
+// another wheel, but another goroutine must wait for Expire to return.
+// The deadline is an atomic word that [Entry.Postpone] may move later
+// from any goroutine, without the owner's lock, while the wheel runs: see
+// Postpone.
 type Entry struct {
-	prev, next *Entry // links in a slot or in the due list; nil when not pending
+	prev, next *Entry // links in a slot or in the due list; nil when not pending, but in an entry fireDue took off lazily, until it tidies
 	// when holds, complemented (^) so that the zero Entry is not pending,
 	// the deadline tick while the entry is pending (at or after the tick
 	// of the slot it is filed in: Postpone only moves it later), and
@@ -96,8 +99,8 @@ func (e *Entry) Stray() bool { return e.prev != nil && e.prev.next != e }
 // linked reports whether e is pending, that is linked into one of the
 // wheel's lists, and panics if e is a stray copy (see Stray).
 func (e *Entry) linked() bool {
-	if e.prev == nil {
-		return false
+	if e.prev == nil || e.load() == notPending {
+		return false // not pending; if with links, taken off lazily (see Wheel.fireDue)
 	}
 	if e.prev.next != e {
 		panic("timewheel/queue: an Entry copied while pending was passed to the wheel; pass the original (go vet reports the copy)")

@@ -8,3 +8,7 @@ func NewWheelAhead(big int32, slice int) *Wheel {
 	w.bigAt, w.slice = big, slice
 	return w
 }
+
+// Links returns e's list links, for tests that check that an entry not
+// pending holds none.
+func (e *Entry) Links() (prev, next *Entry) { return e.prev, e.next }
