@@ -6,6 +6,7 @@ import (
 	"github.com/maypok86/otter/v2"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -351,6 +352,78 @@ func TestNoStaleReads(t *testing.T) {
 			case stale > 0:
 				t.Errorf("%s returned %d entries past their ttl", im.name, stale)
 			}
+		})
+	}
+}
+
+// BenchmarkReadFloor is the floor under a parallel Get of expiry.Map
+// (run it with -cpu 1,2): each op picks one of 16 padded shards at random
+// (expiry's count at GOMAXPROCS 2) and reads the clock, as a Get does,
+// then either takes and releases that shard's sync.RWMutex read lock and
+// adds to a counter beside it (impl=rlock: what a Get writes), or only
+// loads a word of the shard (impl=nolock: a read path that writes
+// nothing, as otter's does); impl=timewheel and impl=otter are Get of a
+// preloaded map of 1e3 entries, in the same run. A read lock writes the
+// shard's cache line, which the other core then has to fetch back: with
+// two goroutines, rlock does not scale where nolock does, and that, not
+// the lookup, is what keeps Get-2 behind otter's.
+func BenchmarkReadFloor(b *testing.B) {
+	type shard struct {
+		mu   sync.RWMutex
+		hits atomic.Uint64
+		word atomic.Uint64
+		_    [128]byte
+	}
+	shards := make([]shard, 16)
+	epoch := time.Now()
+	floor := func(lock bool) func(*testing.B) {
+		return func(b *testing.B) {
+			var next atomic.Uint64
+			b.RunParallel(func(pb *testing.PB) {
+				x := next.Add(1) * 0x9E3779B97F4A7C15
+				sum := int64(0)
+				for pb.Next() {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					s := &shards[x&15]
+					now := int64(time.Since(epoch))
+					if lock {
+						s.mu.RLock()
+						sum += now + int64(s.word.Load())
+						s.mu.RUnlock()
+						s.hits.Add(1)
+					} else {
+						sum += now + int64(s.word.Load())
+					}
+				}
+				sinkInt.Add(sum)
+			})
+		}
+	}
+	b.Run("impl=rlock", floor(true))
+	b.Run("impl=nolock", floor(false))
+	const n = 1000
+	ks := keys(n)
+	for _, im := range impls[:2] { // timewheel, otter
+		b.Run("impl="+im.name, func(b *testing.B) {
+			m := im.make(ttl, n)
+			defer m.close()
+			for i, k := range ks {
+				m.set(k, i)
+			}
+			var next atomic.Int64
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := int(next.Add(1)) * 1_000_003
+				sum := 0
+				for pb.Next() {
+					v, _ := m.get(ks[scatter(i, n, 104729)])
+					sum += v
+					i++
+				}
+				sinkInt.Add(int64(sum))
+			})
 		})
 	}
 }
