@@ -55,7 +55,8 @@
 // whose deadlines are spread over 100 s (BenchmarkMemory) it takes 101,
 // since each shard keeps a bucket, and a wheel timer, for each span it
 // has entries in: the price of the stripes.
-// The downside of this choice is that eviction, and its
+//
+// The downside of grouping deadlines in buckets is that eviction, and its
 // callback, comes up to one granularity (plus one wheel tick) after the
 // deadline; readers are not affected, since they check the deadline
 // itself.
