@@ -203,7 +203,11 @@ func engineRefresh(b *testing.B, n int) {
 // window by that much, which ms-late counts as lateness (an upper bound);
 // ms-late-net takes each deadline as late as a clock reading after its
 // start allows, so time a start spent after the timer's own reading
-// (waiting for a lock, say) shortens it (a lower bound). Then the
+// (waiting for a lock, say) shortens it (a lower bound). For timewheel,
+// whose deadlines a test can read (DueAt, in export_test.go), it reports
+// the exact figure too: how long after the latest deadline the wheel took
+// for the burst's timers, rounded up to its tick, the last callback ran
+// (ms-late-exact; package time's deadlines cannot be read). Then the
 // fires per second over the burst (n ÷ the time from the window's start
 // to the last callback), the CPU time per fire from 10 ms before the
 // window to the last callback (cpu-ns/fire), and from the end of
@@ -269,11 +273,11 @@ var burstImpls = []struct {
 	{"timewheel", func(warp bool) (func(time.Duration, func()) stopper, func(time.Time), func()) {
 		if !warp {
 			w := timewheel.New()
-			return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, nil, func() { w.Close() }
+			return burstDue(w), nil, func() { w.Close() }
 		}
 		c := &warpClock{}
 		w := timewheel.New(timewheel.WithClock(c), timewheel.WithShards(runtime.GOMAXPROCS(0)))
-		return func(d time.Duration, f func()) stopper { return w.AfterFunc(d, f) }, c.warpTo, func() { w.Close() }
+		return burstDue(w), c.warpTo, func() { w.Close() }
 	}},
 	{"time", func(bool) (func(time.Duration, func()) stopper, func(time.Time), func()) {
 		return func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }, nil, func() {}
@@ -293,25 +297,56 @@ type burstCase struct {
 }
 
 func benchBurst(b *testing.B, newImpl func(bool) (func(time.Duration, func()) stopper, func(time.Time), func()), c burstCase) {
-	var late, net, span, cpu, total time.Duration
-	runs := 0
+	var late, net, exact, span, cpu, total time.Duration
+	runs, known := 0, true
 	for b.Loop() {
 		after, jump, cleanup := newImpl(c.warp)
 		r := burst(after, jump, c)
 		cleanup()
 		late, net, span, cpu, total, runs = late+r.late, net+r.net, span+r.span, cpu+r.cpu, total+r.total, runs+1
+		exact, known = exact+r.exact, known && r.exact >= 0
 	}
 	b.ReportMetric(float64(late.Microseconds())/1000/float64(runs), "ms-late")
 	b.ReportMetric(float64(net.Microseconds())/1000/float64(runs), "ms-late-net")
+	if known {
+		b.ReportMetric(float64(exact.Microseconds())/1000/float64(runs), "ms-late-exact")
+	}
 	b.ReportMetric(float64(c.n*runs)/span.Seconds(), "fires/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(runs*c.n), "cpu-ns/fire")
 	b.ReportMetric(float64(total.Nanoseconds())/float64(runs*c.n), "wait+cpu-ns/fire")
+}
+
+// latestDue is the latest instant at which the wheel has a timer of the
+// running W3 burst due, on the wheel's clock, in nanoseconds after
+// burstRef (math.MinInt64: unknown, as for package time, whose deadlines
+// cannot be read). W3 runs one burst at a time; burst sets both.
+var (
+	latestDue atomic.Int64
+	burstRef  time.Time
+)
+
+// burstDue returns w.AfterFunc, recording in latestDue the latest
+// deadline the wheel took for the timers it starts.
+func burstDue(w *timewheel.Wheel) func(time.Duration, func()) stopper {
+	return func(d time.Duration, f func()) stopper {
+		t := w.AfterFunc(d, f)
+		if due, ok := timewheel.DueAt(w, t); ok {
+			for n := int64(due.Sub(burstRef)); ; {
+				old := latestDue.Load()
+				if n <= old || latestDue.CompareAndSwap(old, n) {
+					break
+				}
+			}
+		}
+		return t
+	}
 }
 
 // burstResult is what one W3 run measured.
 type burstResult struct {
 	late  time.Duration // last callback after the window's end
 	net   time.Duration // last callback after the latest deadline a start may have asked for, or 0
+	exact time.Duration // last callback after the latest deadline the wheel took (-1 if unknown)
 	span  time.Duration // window's start to the last callback
 	cpu   time.Duration // process CPU from 10 ms before the window to the last callback
 	total time.Duration // process CPU from the end of scheduling to the last callback
@@ -332,6 +367,8 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 			close(done)
 		}
 	}
+	latestDue.Store(math.MinInt64)
+	burstRef = time.Now()
 	start := time.Now().Add(c.lead) // after scheduling is over
 	var wg sync.WaitGroup
 	per := c.n / c.goroutines
@@ -369,6 +406,7 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 		skip := time.Until(start) - warpTo
 		warp(time.Now().Add(skip))
 		start, end = start.Add(-skip), end.Add(-skip)
+		burstRef = burstRef.Add(-skip) // the wheel's instants, in real time
 	}
 	scheduled := cpuTime()
 	time.Sleep(time.Until(start) - 10*time.Millisecond)
@@ -381,11 +419,23 @@ func burst(after func(time.Duration, func()) stopper, warp func(time.Time), c bu
 	stop := cpuTime()
 	return burstResult{
 		late:  last.Sub(start.Add(c.window)),
+		exact: exactLate(last),
 		net:   max(last.Sub(end), 0),
 		span:  last.Sub(start),
 		cpu:   stop - before,
 		total: stop - scheduled,
 	}
+}
+
+// exactLate returns how long after the latest deadline the wheel took for
+// the burst's timers (see latestDue) its last callback ran at last, or
+// -1 if the wheel's deadlines are unknown.
+func exactLate(last time.Time) time.Duration {
+	n := latestDue.Load()
+	if n == math.MinInt64 {
+		return -1
+	}
+	return last.Sub(burstRef.Add(time.Duration(n)))
 }
 
 // warpClock is BenchmarkW3Burst's clock for leads too long to wait for:
