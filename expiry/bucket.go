@@ -139,7 +139,7 @@ func (b *bucket[K, V]) fire() {
 				s.linkLocked(e, d, m.now())
 				continue
 			}
-			s.removeLocked(e, Expired) // its deadline is <= due <= now
+			s.removeLocked(e, s.m.hash(e.key), Expired) // its deadline is <= due <= now
 		}
 		kick := s.takeQueuedLocked()
 		s.mu.Unlock()

@@ -26,12 +26,11 @@ import (
 // and a table under churn never degrades or needs rebuilding; an insert
 // that would land more than 255 slots from home grows the table instead.
 // The table is at most three quarters full. It never shrinks, as a Go
-// map does not, until Close or Flush drops it.
+// map does not, until Close drops it.
 type index[K comparable, V any] struct {
 	groups []indexGroup[K, V]
-	mask   uint64       // slots - 1
-	n      int          // entries
-	seed   maphash.Seed // the Map's: grow hashes the keys again
+	mask   uint64 // slots - 1
+	n      int    // entries
 }
 
 type indexGroup[K comparable, V any] struct {
@@ -71,13 +70,13 @@ func (x *index[K, V]) find(k K, h uint64) *entry[K, V] {
 	}
 }
 
-// insert adds e, whose key has hash h and is not in x.
-func (x *index[K, V]) insert(e *entry[K, V], h uint64) {
+// insert adds e, whose key has hash h under seed and is not in x.
+func (x *index[K, V]) insert(e *entry[K, V], h uint64, seed maphash.Seed) {
 	if (x.n+1)*4 > len(x.groups)*8*3 {
-		x.grow()
+		x.grow(seed)
 	}
 	for !x.place(e, h) {
-		x.grow()
+		x.grow(seed)
 	}
 	x.n++
 }
@@ -100,11 +99,11 @@ func (x *index[K, V]) place(e *entry[K, V], h uint64) bool {
 }
 
 // grow doubles the table (or makes its first), placing every entry again
-// by its key's hash, computed again; should a cluster come out longer
-// than maxDist even so, it doubles again.
-func (x *index[K, V]) grow() {
+// by its key's hash under seed, computed again; should a cluster come out
+// longer than maxDist even so, it doubles again.
+func (x *index[K, V]) grow(seed maphash.Seed) {
 	old := x.groups
-	for n := max(2*len(old), minGroups); !x.refill(old, n); n *= 2 {
+	for n := max(2*len(old), minGroups); !x.refill(old, n, seed); n *= 2 {
 		if n > 64*(x.n+64) {
 			// Not with a seeded 64-bit hash: only keys of equal hashes,
 			// hundreds of them, crowd one home so.
@@ -115,13 +114,13 @@ func (x *index[K, V]) grow() {
 
 // refill makes a table of n groups holding the entries of old, or
 // reports false if one would land more than maxDist slots from home.
-func (x *index[K, V]) refill(old []indexGroup[K, V], n int) bool {
+func (x *index[K, V]) refill(old []indexGroup[K, V], n int, seed maphash.Seed) bool {
 	x.groups = make([]indexGroup[K, V], n)
 	x.mask = uint64(n*8 - 1)
 	for gi := range old {
 		g := &old[gi]
 		for j, m := range g.meta {
-			if m != 0 && !x.place(g.e[j], maphash.Comparable(x.seed, g.e[j].key)) {
+			if m != 0 && !x.place(g.e[j], maphash.Comparable(seed, g.e[j].key)) {
 				return false
 			}
 		}
@@ -176,4 +175,4 @@ func (x *index[K, V]) all() iter.Seq[*entry[K, V]] {
 }
 
 // reset drops every entry and the table.
-func (x *index[K, V]) reset() { *x = index[K, V]{seed: x.seed} }
+func (x *index[K, V]) reset() { *x = index[K, V]{} }

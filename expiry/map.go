@@ -151,7 +151,6 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.mask = uint64(len(m.shards) - 1)
 	for i := range m.shards {
 		m.shards[i].m = m
-		m.shards[i].items.seed = m.seed
 	}
 	m.epoch = m.w.Now()
 	m.idle.L = &m.evMu
@@ -427,7 +426,7 @@ func (m *Map[K, V]) Delete(k K) bool {
 		if !live {
 			why = Expired
 		}
-		s.removeLocked(e, why)
+		s.removeLocked(e, h, why)
 	}
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()

@@ -50,18 +50,15 @@ func shardCount(capacity int) int {
 	return n
 }
 
-// shardFor returns the shard of k.
-func (m *Map[K, V]) shardFor(k K) *shard[K, V] {
-	s, _ := m.locate(k)
-	return s
-}
-
 // locate returns the shard of k and k's hash, which the shard's index
 // takes: a key is hashed once per operation.
 func (m *Map[K, V]) locate(k K) (*shard[K, V], uint64) {
-	h := maphash.Comparable(m.seed, k)
+	h := m.hash(k)
 	return &m.shards[h&m.mask], h
 }
+
+// hash returns k's hash under the Map's seed.
+func (m *Map[K, V]) hash(k K) uint64 { return maphash.Comparable(m.seed, k) }
 
 // lockAll write-locks every shard, in order; unlockAll unlocks them. A
 // caller never holds one shard's lock while it asks for another's, except
@@ -84,7 +81,7 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 	e := s.items.find(k, h)
 	ok := e != nil
 	if ok && e.deadline.Load() <= now {
-		s.removeLocked(e, Expired) // it had left already; only its timer had not run
+		s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
 		ok = false
 	}
 	if ok {
@@ -101,13 +98,14 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 		s.evictOneLocked(now)
 	}
 	e = &entry[K, V]{key: k, val: v, ttl: ttl}
-	s.items.insert(e, h)
+	s.items.insert(e, h, s.m.seed)
 	s.linkLocked(e, deadline, now)
 }
 
-// removeLocked takes e out of the map and queues its callback.
-func (s *shard[K, V]) removeLocked(e *entry[K, V], why Reason) {
-	s.items.remove(e, maphash.Comparable(s.m.seed, e.key))
+// removeLocked takes e, whose key's hash is h, out of the map and queues
+// its callback.
+func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
+	s.items.remove(e, h)
 	s.unlinkLocked(e)
 	s.queueLocked(e.key, e.val, why)
 }
@@ -128,7 +126,7 @@ func (s *shard[K, V]) evictOneLocked(now int64) {
 		if e.deadline.Load() <= now {
 			why = Expired
 		}
-		s.removeLocked(e, why)
+		s.removeLocked(e, s.m.hash(e.key), why)
 		return
 	}
 }

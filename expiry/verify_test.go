@@ -1,9 +1,6 @@
 package expiry
 
-import (
-	"fmt"
-	"hash/maphash"
-)
+import "fmt"
 
 // verify checks every invariant of the map's structure, with every shard
 // locked: each entry is in the shard of its key, in the bucket of its
@@ -25,7 +22,7 @@ func (m *Map[K, V]) verify() error {
 				return fmt.Errorf("shard %d: key %v belongs in another shard", i, e.key)
 			}
 		}
-		if err := s.items.verify(); err != nil {
+		if err := s.items.verify(m.seed); err != nil {
 			return fmt.Errorf("shard %d: %w", i, err)
 		}
 		total += n
@@ -53,7 +50,7 @@ func (s *shard[K, V]) verifyLocked() (int, error) {
 				return 0, fmt.Errorf("entry %v: bad prev link", e.key)
 			case s.m.dueFor(e.deadline.Load()) < due:
 				return 0, fmt.Errorf("entry %v: deadline %d in the later bucket %d", e.key, e.deadline.Load(), due)
-			case s.items.find(e.key, maphash.Comparable(s.m.seed, e.key)) != e:
+			case s.items.find(e.key, s.m.hash(e.key)) != e:
 				return 0, fmt.Errorf("entry %v: not in items", e.key)
 			}
 			prev = e
@@ -85,4 +82,10 @@ func (s *shard[K, V]) verifyLocked() (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// shardFor returns the shard of k, for tests.
+func (m *Map[K, V]) shardFor(k K) *shard[K, V] {
+	s, _ := m.locate(k)
+	return s
 }
