@@ -10,9 +10,9 @@ import _ "unsafe" // for go:linkname
 // shame" in runtime/proc.go), and a future Go may restrict that. The
 // wheel reads the id to pick the shard of the current processor, a few
 // nanoseconds where a sync.Pool round trip costs twenty (12 % of W1).
-// (The lazy Reset counter of stats.go asks another question, which stripe
-// the calling goroutine is unlikely to share, and answers it without a
-// call: see lazyCount.)
+// (The lazy Reset counter asks another question, which stripe the calling
+// goroutine is unlikely to share, and answers it without a call: see
+// internal/stripe.)
 //
 //go:linkname procPin runtime.procPin
 func procPin() int

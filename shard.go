@@ -84,7 +84,7 @@ func (s *shard) postpone(e *queue.Entry, when int64) bool {
 		// Counted only when the deadline moves: a refresh within the
 		// tick the timer is already due at, the common case at high
 		// rates, changes nothing and costs no atomic add.
-		s.w.lazy.add()
+		s.w.lazy.Add()
 	}
 	return true
 }

@@ -2,9 +2,7 @@ package timewheel
 
 import (
 	"math/bits"
-	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Stats is what a wheel has done since New, summed over its shards, and
@@ -181,49 +179,13 @@ func (w *Wheel) Stats() Stats {
 		st.Lateness.Sum += time.Duration(s.lateSum)
 		s.mu.Unlock()
 	}
-	st.LazyResets = w.lazy.load()
+	st.LazyResets = w.lazy.Load()
 	st.Reset += st.LazyResets
 	st.Fired = st.Lateness.Count()
 	if w.pool != nil {
 		st.Executor = w.pool.Stats()
 	}
 	return st
-}
-
-// lazyCount counts the Resets that took the lock-free path, the hot path
-// of servers that refresh idle timeouts, in stripes of a cache line each:
-// an atomic add on the stripe of the calling goroutine's stack (its
-// address, hashed). A goroutine keeps to its stripe, so concurrent
-// goroutines rarely share one, where a counter per shard would be written
-// by every processor that resets a timer of that shard: a cache line
-// bouncing between processors cost 55% of a parallel Reset. A counter per
-// processor (procPin) would not bounce either, but pinning costs two
-// calls, twice the atomic add of a stripe.
-type lazyCount struct {
-	stripes [lazyStripes]paddedCount
-}
-
-const lazyStripes = 32
-
-type paddedCount struct {
-	n atomic.Uint64
-	_ [56]byte // a cache line each
-}
-
-// add counts one Reset.
-func (c *lazyCount) add() {
-	var local byte // on the caller's stack: its address says which goroutine runs
-	h := uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15
-	c.stripes[h>>(64-5)].n.Add(1)
-}
-
-// load returns the count.
-func (c *lazyCount) load() uint64 {
-	var n uint64
-	for i := range c.stripes {
-		n += c.stripes[i].n.Load()
-	}
-	return n
 }
 
 // firedLocked counts a timer fired at clock reading ns, which the engine

@@ -11,6 +11,7 @@ import (
 
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/internal/stack"
+	"github.com/timewheel/timewheel/internal/stripe"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
@@ -77,7 +78,7 @@ type Wheel struct {
 
 	shards []*shard
 	driver driver
-	lazy   lazyCount // Resets that took no lock, for Stats
+	lazy   stripe.Counter // Resets that took no lock, for Stats: the hot path of servers that refresh idle timeouts
 }
 
 // New returns a running wheel configured by opts. It starts no goroutine:

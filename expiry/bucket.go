@@ -93,6 +93,23 @@ func (s *shard[K, V]) unlinkLocked(e *entry[K, V]) {
 	}
 }
 
+// spliceLocked puts ne in e's place in e's bucket, and takes e out.
+func (s *shard[K, V]) spliceLocked(e, ne *entry[K, V]) {
+	b := e.b
+	ne.prev, ne.next, ne.b = e.prev, e.next, b
+	if e.prev != nil {
+		e.prev.next = ne
+	} else {
+		b.head = ne
+	}
+	if e.next != nil {
+		e.next.prev = ne
+	} else {
+		b.tail = ne
+	}
+	e.prev, e.next, e.b = nil, nil, nil
+}
+
 // moveLocked gives e a new deadline, moving it to an earlier bucket if
 // the new deadline falls before e's bucket; a later one is left to fire
 // to file e again (see Touch).

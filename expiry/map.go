@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/stripe"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
@@ -76,7 +77,8 @@ type Map[K comparable, V any] struct {
 	capacity     int       // 0: no bound
 	onEvict      func(K, V, Reason)
 	inline       bool
-	sliding      bool // Get renews
+	sliding      bool    // Get renews
+	vals         valMode // how a Set stores a value that Gets read without the lock
 	panicHandler func(any)
 	logger       *slog.Logger  // nil: slog.Default() at the time of logging
 	seed         maphash.Seed  // of the hash that picks a key's shard
@@ -85,6 +87,8 @@ type Map[K comparable, V any] struct {
 	initMu       sync.Mutex    // serialises the configuration of a zero Map
 
 	closed atomic.Bool // Close was called
+
+	hits, misses stripe.Counter // Get calls, by outcome
 
 	// Delivery of the eviction callbacks of every shard, in the order the
 	// entries left.
@@ -98,8 +102,8 @@ type Map[K comparable, V any] struct {
 // entry is one key's node: in its shard's items by key, and in its
 // bucket's list.
 type entry[K comparable, V any] struct {
+	val        V // first, so that it is aligned for in-place atomics; see valMode
 	key        K
-	val        V
 	deadline   atomic.Int64  // ns after m.epoch; written under the shard's mu, or its read lock by a lazy Touch
 	ttl        time.Duration // what Touch renews; guarded by the shard's mu
 	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
@@ -134,6 +138,7 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.capacity = cfg.capacity
 	m.inline = cfg.inline
 	m.sliding = cfg.sliding
+	m.vals = valModeOf(reflect.TypeFor[V]())
 	m.panicHandler = cfg.panicHandler
 	if cfg.onEvict != nil {
 		f, ok := cfg.onEvict.(func(K, V, Reason))
@@ -270,9 +275,12 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 // Get returns the value stored under k and true, or the zero V and false
 // if k has none or its deadline has passed. With [WithSliding], a Get
 // that finds the entry renews it, as Touch does, unless the renewal would
-// move its deadline by less than the sliding tolerance. It takes k's
-// shard's read lock: Gets of keys in different shards write no common
-// cache line. The complexity is O(1).
+// move its deadline by less than the sliding tolerance. Get takes no
+// lock: it reads k's shard's index and entry, and counts the hit or miss
+// in a counter striped by goroutine, so that Gets on different processors
+// rarely write a common cache line. (A Get that keeps meeting removals
+// in k's shard takes the shard's read lock after four tries; a sliding
+// Get always takes it, to renew.) The complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
@@ -283,6 +291,26 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 func (m *Map[K, V]) get(k K) (V, bool) {
 	s, h := m.locate(k)
 	now := m.now()
+	if !m.sliding {
+		if e, ok := s.items.lookup(k, h); ok {
+			if e == nil {
+				m.misses.Add()
+				var zero V
+				return zero, false
+			}
+			if v, d, ok := m.readVal(e); ok {
+				if d > now {
+					m.hits.Add()
+					return v, true
+				}
+				m.misses.Add()
+				var zero V
+				return zero, false
+			}
+		}
+		// Removals kept shifting entries under the lookup, or Sets kept
+		// storing the value: take the lock.
+	}
 	s.mu.RLock()
 	if e := s.items.find(k, h); e != nil {
 		if d := e.deadline.Load(); d > now {
@@ -291,12 +319,12 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 				m.slideRLocked(e, d, now)
 			}
 			s.mu.RUnlock()
-			s.hits.Add(1)
+			m.hits.Add()
 			return v, true
 		}
 	}
 	s.mu.RUnlock()
-	s.misses.Add(1)
+	m.misses.Add()
 	var zero V
 	return zero, false
 }
@@ -321,12 +349,20 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 	m.checkKey("TTL", k)
 	s, h := m.locate(k)
 	now := m.now()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if e := s.items.find(k, h); e != nil {
-		if left := e.deadline.Load() - now; left > 0 {
-			return time.Duration(left), true
+	e, ok := s.items.lookup(k, h)
+	var d int64
+	if e != nil {
+		d = e.deadline.Load()
+	}
+	if !ok || d == writing {
+		s.mu.RLock()
+		if e = s.items.find(k, h); e != nil {
+			d = e.deadline.Load()
 		}
+		s.mu.RUnlock()
+	}
+	if left := d - now; e != nil && left > 0 {
+		return time.Duration(left), true
 	}
 	return 0, false
 }

@@ -6,21 +6,19 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // shard is one stripe of a Map: the entries whose keys hash to it, their
 // buckets and its counters, under its own lock. Keys are spread over the
 // shards by a seeded hash, so that operations on different keys mostly
-// take different locks; the shards of a Map are padded apart, so that the
-// lock and counters a Get writes share no cache line with another shard's.
+// take different locks. A Get takes no lock: it reads the index, which
+// sits on lines of its own, apart from the lock and the fields writers
+// write, and the shards of a Map are padded apart.
 type shard[K comparable, V any] struct {
-	mu           sync.RWMutex
-	hits, misses atomic.Uint64 // Get calls; on the line of mu, which a Get writes anyway
+	mu sync.RWMutex
 
 	m       *Map[K, V]
-	items   index[K, V]             // guarded by mu
 	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
 	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
@@ -29,7 +27,9 @@ type shard[K comparable, V any] struct {
 	queued  bool                    // guarded by mu; a callback was queued since takeQueuedLocked
 	closed  bool                    // guarded by mu
 
-	_ [128]byte // keeps the next shard's mu and counters off these lines
+	_     [128]byte   // keeps the lines writers write off the index's
+	items index[K, V] // written under mu; read by Gets without it
+	_     [128]byte   // keeps the next shard's lock off the index's lines
 }
 
 // maxShards bounds the number of shards of a Map.
@@ -77,6 +77,11 @@ func (m *Map[K, V]) unlockAll() {
 
 // setLocked stores v under k with the given deadline.
 // h is k's hash.
+//
+// Gets read an entry's value without the lock (see valMode): a value
+// that fits one atomic store is stored in place, between a deadline of
+// writing and the new deadline; any other goes in a new entry, which
+// takes the old one's place in the index and in its bucket.
 func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	e := s.items.find(k, h)
 	ok := e != nil
@@ -84,11 +89,26 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 		s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
 		ok = false
 	}
-	if ok {
+	if ok && s.m.vals != valCopy {
 		old := e.val
-		e.val, e.ttl = v, ttl
-		s.moveLocked(e, deadline, now)
+		e.deadline.Store(writing)
+		s.m.storeValLocked(e, v)
+		e.deadline.Store(deadline) // Gets may read the entry again
+		e.ttl = ttl
+		if s.m.dueFor(deadline) < e.b.due {
+			s.unlinkLocked(e) // earlier than its bucket: move it (see moveLocked)
+			s.linkLocked(e, deadline, now)
+		}
 		s.queueLocked(k, old, Replaced)
+		return
+	}
+	ne := &entry[K, V]{key: k, val: v, ttl: ttl}
+	ne.deadline.Store(deadline) // before a reader can see ne
+	if ok {
+		s.spliceLocked(e, ne)
+		s.items.replace(e, ne, h)
+		s.moveLocked(ne, deadline, now)
+		s.queueLocked(k, e.val, Replaced)
 		return
 	}
 	if s.buckets == nil {
@@ -97,9 +117,8 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 	if c := s.m.capacity; c > 0 && s.items.n >= c {
 		s.evictOneLocked(now)
 	}
-	e = &entry[K, V]{key: k, val: v, ttl: ttl}
-	s.items.insert(e, h, s.m.seed)
-	s.linkLocked(e, deadline, now)
+	s.items.insert(ne, h, s.m.seed)
+	s.linkLocked(ne, deadline, now)
 }
 
 // removeLocked takes e, whose key's hash is h, out of the map and queues

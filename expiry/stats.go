@@ -44,9 +44,8 @@ func (m *Map[K, V]) Stats() Stats {
 		st.Replaced += s.left[Replaced]
 		st.Capacity += s.left[Capacity]
 		s.mu.RUnlock()
-		st.Hits += s.hits.Load()
-		st.Misses += s.misses.Load()
 	}
+	st.Hits, st.Misses = m.hits.Load(), m.misses.Load()
 	st.Backlog = int(m.backlog.Load())
 	return st
 }

@@ -1,0 +1,127 @@
+package expiry
+
+import (
+	"math"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+)
+
+// valMode says how a Set replaces the value of an entry that Gets read
+// without the lock.
+//
+// A value of one machine word, or of four bytes, that holds no pointer
+// (an int, a float64, a uint32, a small struct of such), or that is one
+// pointer (a *T, a map, a chan, a func), is stored in place with an
+// atomic store, and a Get loads it with an atomic load: a Set allocates
+// nothing. Any other value (a string, a slice, an interface, a larger
+// struct) cannot be stored in one atomic step, so a Set puts it in a new
+// entry, which takes the old one's place in the index and in its bucket
+// (copy on write): one allocation of an entry per Set of a key that is
+// there. (otter makes the same choice, with a box for the value where we
+// copy the entry.)
+type valMode uint8
+
+const (
+	valCopy    valMode = iota // a new entry per Set
+	valWord64                 // 8 bytes without pointers, in place
+	valWord32                 // 4 bytes without pointers, in place
+	valPointer                // one pointer, in place
+)
+
+// valModeOf returns the mode of values of type t.
+func valModeOf(t reflect.Type) valMode {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Chan, reflect.Func:
+		return valPointer
+	}
+	if !pointerFree(t) {
+		return valCopy
+	}
+	switch t.Size() {
+	case 8:
+		return valWord64
+	case 4:
+		return valWord32
+	}
+	return valCopy
+}
+
+// pointerFree reports whether values of type t hold no pointer.
+func pointerFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return t.Len() == 0 || pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// writing is the deadline of an entry while a Set stores its value in
+// place: a Get that reads it waits, or takes the lock, rather than
+// judge the entry by a deadline that may not be its value's.
+const writing = math.MinInt64
+
+// loadVal returns e's value, read atomically if m's values are stored in
+// place. e.val is the entry's first field, so it is aligned for the
+// atomics however V is aligned.
+func (m *Map[K, V]) loadVal(e *entry[K, V]) V {
+	p := unsafe.Pointer(&e.val)
+	switch m.vals {
+	case valWord64:
+		u := atomic.LoadUint64((*uint64)(p))
+		return *(*V)(unsafe.Pointer(&u))
+	case valWord32:
+		u := atomic.LoadUint32((*uint32)(p))
+		return *(*V)(unsafe.Pointer(&u))
+	case valPointer:
+		u := atomic.LoadPointer((*unsafe.Pointer)(p))
+		return *(*V)(unsafe.Pointer(&u))
+	}
+	return e.val
+}
+
+// storeValLocked stores v in e, which Gets may be reading, in place; m's
+// values must be stored so. The caller holds e's shard's lock and has
+// set e's deadline to writing.
+func (m *Map[K, V]) storeValLocked(e *entry[K, V], v V) {
+	p := unsafe.Pointer(&e.val)
+	switch m.vals {
+	case valWord64:
+		atomic.StoreUint64((*uint64)(p), *(*uint64)(unsafe.Pointer(&v)))
+	case valWord32:
+		atomic.StoreUint32((*uint32)(p), *(*uint32)(unsafe.Pointer(&v)))
+	case valPointer:
+		atomic.StorePointer((*unsafe.Pointer)(p), *(*unsafe.Pointer)(unsafe.Pointer(&v)))
+	default:
+		panic("expiry: internal error: storing in place a value that is copied on write")
+	}
+}
+
+// readVal returns e's value and the deadline it was stored with, and ok;
+// or ok false if a Set kept storing e's value under it, when the caller
+// must read under the lock. It reads the deadline before and after the
+// value: a Set in place writes the deadline writing, then the value,
+// then the new deadline, so a value read between two equal deadlines is
+// the one that deadline belongs to.
+func (m *Map[K, V]) readVal(e *entry[K, V]) (v V, d int64, ok bool) {
+	for range lookupTries {
+		if d = e.deadline.Load(); d != writing {
+			v = m.loadVal(e)
+			if e.deadline.Load() == d {
+				return v, d, true
+			}
+		}
+	}
+	return v, 0, false
+}
