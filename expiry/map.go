@@ -294,16 +294,16 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 	if !m.sliding {
 		if e, ok := s.items.lookup(k, h); ok {
 			if e == nil {
-				m.misses.Add()
+				m.misses.AddPinned()
 				var zero V
 				return zero, false
 			}
 			if v, d, ok := m.readVal(e); ok {
 				if d > now {
-					m.hits.Add()
+					m.hits.AddPinned()
 					return v, true
 				}
-				m.misses.Add()
+				m.misses.AddPinned()
 				var zero V
 				return zero, false
 			}
@@ -319,12 +319,12 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 				m.slideRLocked(e, d, now)
 			}
 			s.mu.RUnlock()
-			m.hits.Add()
+			m.hits.AddPinned()
 			return v, true
 		}
 	}
 	s.mu.RUnlock()
-	m.misses.Add()
+	m.misses.AddPinned()
 	var zero V
 	return zero, false
 }

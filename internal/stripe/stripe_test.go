@@ -5,16 +5,20 @@ import (
 	"testing"
 )
 
-// TestCounterCountsEveryAdd adds from many goroutines at once, whose
-// stacks fall in different stripes, and checks that the sum loses none.
+// TestCounterCountsEveryAdd adds from many goroutines at once, by stack
+// and by processor, and checks that the sum loses none.
 func TestCounterCountsEveryAdd(t *testing.T) {
 	var c Counter
 	const goroutines, adds = 64, 1000
 	var wg sync.WaitGroup
 	for range goroutines {
 		wg.Go(func() {
-			for range adds {
-				c.Add()
+			for i := range adds {
+				if i%2 == 0 {
+					c.Add()
+				} else {
+					c.AddPinned()
+				}
 			}
 		})
 	}
