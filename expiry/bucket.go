@@ -57,7 +57,8 @@ func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
 	return b
 }
 
-// linkLocked sets e's deadline and appends e to its bucket.
+// linkLocked appends e to the bucket of deadline, and then sets e's
+// deadline (which unfreezes it).
 func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
 	b := s.bucketLocked(s.m.dueFor(deadline), now)
 	e.deadline.Store(deadline)
@@ -112,7 +113,8 @@ func (s *shard[K, V]) spliceLocked(e, ne *entry[K, V]) {
 
 // moveLocked gives e a new deadline, moving it to an earlier bucket if
 // the new deadline falls before e's bucket; a later one is left to fire
-// to file e again (see Touch).
+// to file e again (see Touch). It stores the deadline last: e may be
+// frozen, or about to be published.
 func (s *shard[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
 	if s.m.dueFor(deadline) >= e.b.due {
 		e.deadline.Store(deadline)
@@ -151,7 +153,7 @@ func (b *bucket[K, V]) fire() {
 	for !b.dead && b.head != nil && m.now() >= b.due {
 		for i := 0; i < expireBatch && b.head != nil; i++ {
 			e := b.head
-			if d := e.deadline.Load(); d > b.due {
+			if d := e.freeze(); d > b.due {
 				s.unlinkLocked(e) // renewed: its own bucket is later
 				s.linkLocked(e, d, m.now())
 				continue

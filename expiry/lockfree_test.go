@@ -138,3 +138,70 @@ func valueDeadlinePairs[V any](t *testing.T, enc func(time.Duration) V, dec func
 	writer.Wait()
 	t.Logf("%d reads fell back to the lock", fellBack)
 }
+
+// TestTouchIsNeverLost races Touch, which takes no lock, with the buckets
+// that expire entries while the clock moves: an entry that a Touch
+// renewed (it returned true) must not be evicted before the clock read
+// just before that Touch plus the ttl. Each goroutine owns its keys and
+// sets a key again, as a new generation, when Touch finds it gone; the
+// eviction callbacks say when each generation left.
+func TestTouchIsNeverLost(t *testing.T) {
+	clk := clock.NewVirtual(start)
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	const ttl = 3 * time.Millisecond
+	type gen struct{ k, g int }
+	var mu sync.Mutex
+	evicted := map[gen]time.Duration{} // when each generation left
+	m := New[int, int](WithWheel(w), WithGranularity(time.Millisecond), WithInlineCallbacks(),
+		WithOnEvict(func(k, g int, why Reason) {
+			if why == Expired {
+				mu.Lock()
+				evicted[gen{k, g}] = clk.Since(start)
+				mu.Unlock()
+			}
+		}))
+	defer m.Close()
+	const owners, keysEach = 2, 16
+	renewed := make([]map[gen]time.Duration, owners) // per owner: the latest clock+ttl a true Touch promised
+	var stop atomic.Bool
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	for o := range owners {
+		renewed[o] = map[gen]time.Duration{}
+		wg.Go(func() {
+			cur := make([]int, keysEach)
+			for i := range keysEach {
+				m.Set(o*keysEach+i, 0, ttl)
+			}
+			for i := 0; !stop.Load(); i++ {
+				ops.Add(1)
+				j := i % keysEach
+				k := o*keysEach + j
+				before := clk.Since(start)
+				if m.Touch(k) {
+					renewed[o][gen{k, cur[j]}] = before + ttl
+					continue
+				}
+				cur[j]++
+				m.Set(k, cur[j], ttl)
+			}
+		})
+	}
+	for ops.Load() < 200_000 {
+		clk.Advance(100 * time.Microsecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	lost := 0
+	for _, r := range renewed {
+		for g, promised := range r {
+			if at, ok := evicted[g]; ok && at < promised {
+				if lost++; lost <= 5 {
+					t.Errorf("key %d, generation %d: evicted at %v, though a Touch returned true promising %v", g.k, g.g, at, promised)
+				}
+			}
+		}
+	}
+	t.Logf("%d generations expired, %d renewed", len(evicted), len(renewed[0])+len(renewed[1]))
+}

@@ -104,8 +104,8 @@ type Map[K comparable, V any] struct {
 type entry[K comparable, V any] struct {
 	val        V // first, so that it is aligned for in-place atomics; see valMode
 	key        K
-	deadline   atomic.Int64  // ns after m.epoch; written under the shard's mu, or its read lock by a lazy Touch
-	ttl        time.Duration // what Touch renews; guarded by the shard's mu
+	deadline   atomic.Int64 // ns after m.epoch, or writing; see freeze
+	ttl        atomic.Int64 // ns; what Touch renews by; written under the shard's mu
 	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
 	b          *bucket[K, V] // guarded by the shard's mu
 }
@@ -334,11 +334,12 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 // tolerance, min(ttl/16, granularity), so that the reads of a hot key
 // write nothing most of the time. It is called with the shard's read lock.
 func (m *Map[K, V]) slideRLocked(e *entry[K, V], d, now int64) {
-	next := ticks.Add(now, int64(e.ttl))
-	if next-d <= min(int64(e.ttl)>>4, m.gran) || m.dueFor(next) < e.b.due {
+	ttl := e.ttl.Load()
+	next := ticks.Add(now, ttl)
+	if next-d <= min(ttl>>4, m.gran) || m.dueFor(next) < e.b.due {
 		return
 	}
-	e.deadline.Store(next)
+	e.deadline.CompareAndSwap(d, next) // if a Touch renewed it meanwhile, that will do
 }
 
 // TTL returns the time k has left to live and true, or 0 and false if k
@@ -372,14 +373,16 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 // false if k has no live entry.
 //
 // Touch is lazy, as the scheduler's Reset is: it records the later
-// deadline, under k's shard's read lock, and leaves the entry in its
-// bucket; when that bucket comes due, it files the entry again in the
-// bucket of its deadline instead of evicting it. Readers check the
-// deadline itself, so they see the renewal at once, and the entry still
-// leaves within one granularity plus a tick of its deadline. Touches of
-// different keys run in parallel, and a renewed entry costs the map
-// nothing until its old bucket fires (and then O(1)). The complexity is
-// O(1).
+// deadline and leaves the entry in its bucket; when that bucket comes
+// due, it files the entry again in the bucket of its deadline instead of
+// evicting it. Readers check the deadline itself, so they see the renewal
+// at once, and the entry still leaves within one granularity plus a tick
+// of its deadline. Touch takes no lock: it finds the entry as Get does
+// and swaps its deadline for the later one with a compare-and-swap, which
+// fails if the map's writers took the entry meanwhile (see freeze), when
+// Touch tries again. It writes only the entry, so Touches of different
+// keys run in parallel, and a renewed entry costs the map nothing until
+// its old bucket fires (and then O(1)). The complexity is O(1).
 //
 // Touch returns false too, and renews nothing, if the map's wheel is
 // closed: the entry could not leave at a new deadline (see [Map]).
@@ -388,26 +391,42 @@ func (m *Map[K, V]) Touch(k K) bool {
 	m.checkKey("Touch", k)
 	s, h := m.locate(k)
 	now := m.now()
-	s.mu.RLock()
-	e := s.items.find(k, h)
-	if e == nil || e.deadline.Load() <= now || m.w.Err() != nil {
-		s.mu.RUnlock()
+	if m.w.Err() != nil {
 		return false
 	}
-	deadline := ticks.Add(now, int64(e.ttl))
-	if m.dueFor(deadline) >= e.b.due {
-		e.deadline.Store(deadline) // the lazy path: the bucket re-files it
-		s.mu.RUnlock()
-		return true
+	if e, ok := s.items.lookup(k, h); ok {
+		if e == nil {
+			return false
+		}
+		for range lookupTries {
+			d := e.deadline.Load()
+			if d == writing {
+				continue // a writer has it: wait, or take the lock below
+			}
+			if d <= now {
+				return false
+			}
+			next := ticks.Add(now, e.ttl.Load())
+			if next < d {
+				break // earlier, which only a clock that goes back makes: move it below
+			}
+			// Later: the bucket it is in comes due first, and files it
+			// again (an entry's bucket is never later than its deadline).
+			if next == d || e.deadline.CompareAndSwap(d, next) {
+				return true
+			}
+		}
 	}
-	s.mu.RUnlock()
-	// The deadline moves earlier than its bucket, which only a clock that
-	// goes back can do: move the entry, under the write lock.
 	s.mu.Lock()
-	e = s.items.find(k, h)
-	ok := e != nil && e.deadline.Load() > now
-	if ok {
-		s.moveLocked(e, ticks.Add(now, int64(e.ttl)), now)
+	e := s.items.find(k, h)
+	ok := false
+	if e != nil {
+		d := e.freeze()
+		if ok = d > now; ok {
+			s.moveLocked(e, ticks.Add(now, e.ttl.Load()), now)
+		} else {
+			e.deadline.Store(d)
+		}
 	}
 	s.mu.Unlock()
 	return ok
@@ -436,10 +455,15 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 	now := m.now()
 	s.mu.Lock()
 	e := s.items.find(k, h)
-	ok := e != nil && e.deadline.Load() > now
-	if ok {
-		e.ttl = ttl
-		s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
+	ok := false
+	if e != nil {
+		d := e.freeze()
+		if ok = d > now; ok {
+			e.ttl.Store(int64(ttl))
+			s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
+		} else {
+			e.deadline.Store(d)
+		}
 	}
 	s.mu.Unlock()
 	return ok, nil
@@ -456,8 +480,9 @@ func (m *Map[K, V]) Delete(k K) bool {
 	now := m.now()
 	s.mu.Lock()
 	e := s.items.find(k, h)
-	live := e != nil && e.deadline.Load() > now
+	live := false
 	if e != nil {
+		live = e.freeze() > now
 		why := Deleted
 		if !live {
 			why = Expired

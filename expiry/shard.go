@@ -85,29 +85,27 @@ func (m *Map[K, V]) unlockAll() {
 func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	e := s.items.find(k, h)
 	ok := e != nil
-	if ok && e.deadline.Load() <= now {
+	if ok && e.freeze() <= now {
 		s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
 		ok = false
 	}
 	if ok && s.m.vals != valCopy {
 		old := e.val
-		e.deadline.Store(writing)
-		s.m.storeValLocked(e, v)
-		e.deadline.Store(deadline) // Gets may read the entry again
-		e.ttl = ttl
-		if s.m.dueFor(deadline) < e.b.due {
-			s.unlinkLocked(e) // earlier than its bucket: move it (see moveLocked)
-			s.linkLocked(e, deadline, now)
-		}
+		s.m.storeValLocked(e, v) // between writing and the new deadline
+		e.ttl.Store(int64(ttl))
+		s.moveLocked(e, deadline, now) // unfreezes e
 		s.queueLocked(k, old, Replaced)
 		return
 	}
-	ne := &entry[K, V]{key: k, val: v, ttl: ttl}
-	ne.deadline.Store(deadline) // before a reader can see ne
+	ne := &entry[K, V]{key: k, val: v}
+	ne.ttl.Store(int64(ttl))
+	ne.deadline.Store(deadline)
 	if ok {
+		// ne takes e's place, and is filed, before a reader can see it; e
+		// stays frozen, so that a reader who found it takes the lock.
 		s.spliceLocked(e, ne)
-		s.items.replace(e, ne, h)
 		s.moveLocked(ne, deadline, now)
+		s.items.replace(e, ne, h)
 		s.queueLocked(k, e.val, Replaced)
 		return
 	}
@@ -136,13 +134,14 @@ func (s *shard[K, V]) evictOneLocked(now int64) {
 	for len(s.order) > 0 {
 		b := s.order[0]
 		e := b.head
-		if d := e.deadline.Load(); s.m.dueFor(d) > b.due {
+		d := e.freeze()
+		if s.m.dueFor(d) > b.due {
 			s.unlinkLocked(e)
 			s.linkLocked(e, d, now)
 			continue
 		}
 		why := Capacity
-		if e.deadline.Load() <= now {
+		if d <= now {
 			why = Expired
 		}
 		s.removeLocked(e, s.m.hash(e.key), why)
@@ -196,7 +195,7 @@ func (m *Map[K, V]) records(forSnapshot bool) ([]snapEntry[K, V], error) {
 		for _, b := range m.shards[i].sortedBucketsLocked() {
 			for e := b.head; e != nil; e = e.next {
 				if d := e.deadline.Load(); d > now {
-					recs = append(recs, snapEntry[K, V]{e.key, e.val, d, int64(e.ttl)})
+					recs = append(recs, snapEntry[K, V]{e.key, e.val, d, e.ttl.Load()})
 				}
 			}
 		}

@@ -67,10 +67,22 @@ func pointerFree(t reflect.Type) bool {
 	return false
 }
 
-// writing is the deadline of an entry while a Set stores its value in
-// place: a Get that reads it waits, or takes the lock, rather than
-// judge the entry by a deadline that may not be its value's.
+// writing is the deadline of an entry that a writer holding the shard's
+// lock has taken (see freeze): a Get or Touch that reads it waits, or
+// takes the lock, rather than judge the entry by a deadline that may not
+// be its value's, or renew an entry on its way out.
 const writing = math.MinInt64
+
+// freeze takes e for a writer that holds its shard's lock: it swaps e's
+// deadline for writing and returns the deadline it had, which no Touch
+// can change from then on (Touch renews with a compare-and-swap from a
+// deadline it read, which fails). The writer decides on that deadline
+// and then stores the one e keeps, or takes e out of the map, leaving it
+// writing: a reader that found it before sees writing, takes the lock and
+// finds it gone. Every writer that reads a deadline to decide what to do
+// with an entry (expire it, file it again, say why it left) freezes it
+// first, so that a Touch that returned true is never lost.
+func (e *entry[K, V]) freeze() int64 { return e.deadline.Swap(writing) }
 
 // loadVal returns e's value, read atomically if m's values are stored in
 // place. e.val is the entry's first field, so it is aligned for the
