@@ -21,11 +21,17 @@
 //
 // The map is striped: keys are spread by a seeded hash over shards (the
 // power of two at or above 8×GOMAXPROCS, at most 256), each with its own
-// lock, entries, buckets and counters, padded apart, so that operations
-// on different keys mostly take different locks and two Gets of keys in
-// different shards write no common cache line. Len, Stats, All and
-// Snapshot visit every shard (All and Snapshot with all of them
-// read-locked at once, so they see one instant).
+// lock, entries and buckets, padded apart, so that writes of different
+// keys mostly take different locks. Get, Touch and TTL take no lock at
+// all: they find the entry through the shard's index with atomic loads,
+// read its value and deadline (Touch renews the deadline with a
+// compare-and-swap), and count a hit or miss on a counter striped by
+// processor, so reads on different processors write no common cache
+// line and scale with them. A Set of a key that is there stores a value
+// of one word or one pointer in place, and gives any other value a new
+// entry (see the Set method). Len, Stats, All and Snapshot visit every
+// shard (All and Snapshot with all of them read-locked at once, so they
+// see one instant).
 //
 // Entries do not get a timer each. Deadlines are grouped, in each shard,
 // into buckets of one granularity ([WithGranularity], 100ms unless told):
@@ -38,7 +44,7 @@
 // Touch that moves a deadline later moves nothing: it records the
 // deadline, and the old bucket, when it fires, files the entry again in
 // the bucket of its deadline (as the runtime and Linux do with a timer
-// moved later), so renewing a live entry takes only a read lock.
+// moved later), so renewing a live entry takes no lock.
 //
 // A shard finds an entry by key through an index of its own, not a Go
 // map: an open-addressing table of pointers to the entries, which hold

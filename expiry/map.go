@@ -247,8 +247,18 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // ttl, if ttl is not positive; ErrClosed if the map is closed; and one
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
 // closed. Nothing is stored then. In a full map, a new key first evicts
-// the entry closest to expiry. Set locks k's shard only. The complexity
-// is O(1), plus O(log B) with a capacity when it opens or closes a bucket.
+// the entry closest to expiry. Set locks k's shard only.
+//
+// Gets read values without a lock, so a Set of a key that is there
+// never writes a value a Get may be copying: a V of one machine word or
+// four bytes without pointers (an int, a float64, a time.Duration), or
+// of one pointer (a *T, a map, a chan, a func), is stored in place with
+// an atomic store, and the Set allocates nothing; any other V (a string,
+// a slice, an interface, a struct of more than a word) goes in a new
+// entry of the key, which takes the old one's place: one allocation of
+// an entry per such Set. (A V that is a pointer to a struct is the way
+// to keep large values without copying them.) The complexity is O(1),
+// plus O(log B) with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.init()
 	if ttl <= 0 {
