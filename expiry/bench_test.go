@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,4 +133,40 @@ func BenchmarkMemoryFloor(b *testing.B) {
 		}
 		b.ReportMetric(perEntry, "bytes/entry")
 	})
+}
+
+// BenchmarkSlidingGet reads keys of a preloaded map from b.RunParallel
+// goroutines (run it with -cpu 1,2), with and without WithSliding: a
+// sliding Get renews with a compare-and-swap, and with a one-hour ttl
+// writes once per granularity per key at most.
+func BenchmarkSlidingGet(b *testing.B) {
+	for _, sliding := range []bool{false, true} {
+		for _, n := range []int{1e3, 1e5} {
+			b.Run(fmt.Sprintf("sliding=%v/n=%d", sliding, n), func(b *testing.B) {
+				keys := benchKeys(n)
+				w := timewheel.New()
+				defer w.Close()
+				var opts []Option
+				if sliding {
+					opts = append(opts, WithSliding())
+				}
+				m := New[string, int](append(opts, WithWheel(w))...)
+				defer m.Close()
+				for i, k := range keys {
+					m.Set(k, i, time.Hour)
+				}
+				var next atomic.Int64
+				b.RunParallel(func(pb *testing.PB) {
+					i := int(next.Add(1)) * 1_000_003
+					sum := 0
+					for pb.Next() {
+						v, _ := m.Get(keys[(i*7919)%n])
+						sum += v
+						i++
+					}
+					runtime.KeepAlive(sum)
+				})
+			})
+		}
+	}
 }

@@ -144,12 +144,24 @@ func valueDeadlinePairs[V any](t *testing.T, enc func(time.Duration) V, dec func
 // renewed (it returned true) must not be evicted before the clock read
 // just before that Touch plus the ttl. Each goroutine owns its keys and
 // sets a key again, as a new generation, when Touch finds it gone; the
-// eviction callbacks say when each generation left.
+// eviction callbacks say when each generation left. The sliding Get, which
+// renews the same way, is held to the same, less its tolerance.
 func TestTouchIsNeverLost(t *testing.T) {
+	t.Run("Touch", func(t *testing.T) {
+		renewalsRace(t, nil, func(m *Map[int, int], k int) bool { return m.Touch(k) }, 0)
+	})
+	t.Run("sliding Get", func(t *testing.T) {
+		renewalsRace(t, WithSliding(), func(m *Map[int, int], k int) bool { _, ok := m.Get(k); return ok }, renewalTTL/16)
+	})
+}
+
+const renewalTTL = 3 * time.Millisecond
+
+func renewalsRace(t *testing.T, opt Option, renew func(*Map[int, int], int) bool, slack time.Duration) {
 	clk := clock.NewVirtual(start)
 	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
 	defer w.Close()
-	const ttl = 3 * time.Millisecond
+	const ttl = renewalTTL
 	type gen struct{ k, g int }
 	var mu sync.Mutex
 	evicted := map[gen]time.Duration{} // when each generation left
@@ -160,7 +172,7 @@ func TestTouchIsNeverLost(t *testing.T) {
 				evicted[gen{k, g}] = clk.Since(start)
 				mu.Unlock()
 			}
-		}))
+		}), opt)
 	defer m.Close()
 	const owners, keysEach = 2, 16
 	renewed := make([]map[gen]time.Duration, owners) // per owner: the latest clock+ttl a true Touch promised
@@ -179,8 +191,8 @@ func TestTouchIsNeverLost(t *testing.T) {
 				j := i % keysEach
 				k := o*keysEach + j
 				before := clk.Since(start)
-				if m.Touch(k) {
-					renewed[o][gen{k, cur[j]}] = before + ttl
+				if renew(m, k) {
+					renewed[o][gen{k, cur[j]}] = before + ttl - slack
 					continue
 				}
 				cur[j]++
@@ -198,7 +210,7 @@ func TestTouchIsNeverLost(t *testing.T) {
 		for g, promised := range r {
 			if at, ok := evicted[g]; ok && at < promised {
 				if lost++; lost <= 5 {
-					t.Errorf("key %d, generation %d: evicted at %v, though a Touch returned true promising %v", g.k, g.g, at, promised)
+					t.Errorf("key %d, generation %d: evicted at %v, though a renewal returned true promising %v", g.k, g.g, at, promised)
 				}
 			}
 		}

@@ -286,11 +286,12 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 // if k has none or its deadline has passed. With [WithSliding], a Get
 // that finds the entry renews it, as Touch does, unless the renewal would
 // move its deadline by less than the sliding tolerance. Get takes no
-// lock: it reads k's shard's index and entry, and counts the hit or miss
-// in a counter striped by goroutine, so that Gets on different processors
-// rarely write a common cache line. (A Get that keeps meeting removals
-// in k's shard takes the shard's read lock after four tries; a sliding
-// Get always takes it, to renew.) The complexity is O(1).
+// lock: it reads k's shard's index and entry, renews with a
+// compare-and-swap as Touch does, and counts the hit or miss in a counter
+// striped by processor, so that Gets on different processors write no
+// common cache line. (A Get that keeps meeting removals or Sets in k's
+// shard, or whose renewal meets a writer, takes the shard's read lock.)
+// The complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
@@ -301,32 +302,33 @@ func (m *Map[K, V]) Get(k K) (V, bool) {
 func (m *Map[K, V]) get(k K) (V, bool) {
 	s, h := m.locate(k)
 	now := m.now()
-	if !m.sliding {
-		if e, ok := s.items.lookup(k, h); ok {
-			if e == nil {
+	if e, ok := s.items.lookup(k, h); ok {
+		if e == nil {
+			m.misses.AddPinned()
+			var zero V
+			return zero, false
+		}
+		if v, d, ok := m.readVal(e); ok {
+			if d <= now {
 				m.misses.AddPinned()
 				var zero V
 				return zero, false
 			}
-			if v, d, ok := m.readVal(e); ok {
-				if d > now {
-					m.hits.AddPinned()
-					return v, true
-				}
-				m.misses.AddPinned()
-				var zero V
-				return zero, false
+			if !m.sliding || m.slide(e, d, now) {
+				m.hits.AddPinned()
+				return v, true
 			}
 		}
-		// Removals kept shifting entries under the lookup, or Sets kept
-		// storing the value: take the lock.
 	}
+	// Removals kept shifting entries under the lookup, Sets kept storing
+	// the value, or a writer took the entry as a sliding Get renewed it:
+	// take the lock.
 	s.mu.RLock()
 	if e := s.items.find(k, h); e != nil {
 		if d := e.deadline.Load(); d > now {
 			v := e.val
 			if m.sliding {
-				m.slideRLocked(e, d, now)
+				m.slide(e, d, now) // fails only if a Touch renewed it meanwhile
 			}
 			s.mu.RUnlock()
 			m.hits.AddPinned()
@@ -339,17 +341,20 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 	return zero, false
 }
 
-// slideRLocked renews e, read at deadline d, for a sliding Get: lazily,
-// as Touch does, and only if that moves the deadline by more than the
-// tolerance, min(ttl/16, granularity), so that the reads of a hot key
-// write nothing most of the time. It is called with the shard's read lock.
-func (m *Map[K, V]) slideRLocked(e *entry[K, V], d, now int64) {
+// slide renews e, read at deadline d (live at now), for a sliding Get:
+// lazily, as Touch does, and only if that moves the deadline by more than
+// the tolerance, min(ttl/16, granularity), so that the reads of a hot key
+// write nothing most of the time. It reports false if the renewal's
+// compare-and-swap failed: a writer took e (see freeze), or a Touch or
+// another Get renewed it, since d was read.
+func (m *Map[K, V]) slide(e *entry[K, V], d, now int64) bool {
 	ttl := e.ttl.Load()
 	next := ticks.Add(now, ttl)
-	if next-d <= min(ttl>>4, m.gran) || m.dueFor(next) < e.b.due {
-		return
+	if next-d <= min(ttl>>4, m.gran) {
+		return true
 	}
-	e.deadline.CompareAndSwap(d, next) // if a Touch renewed it meanwhile, that will do
+	// Later: the bucket e is in comes due first and files it again.
+	return e.deadline.CompareAndSwap(d, next)
 }
 
 // TTL returns the time k has left to live and true, or 0 and false if k

@@ -115,11 +115,12 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithSliding makes the expiry sliding: a Get (or GetOrLoad) that finds an
 // entry renews it as Touch does, so that an entry leaves a ttl after its
-// last read or write instead of its last write. A read renews lazily, under
-// the shard's read lock, and writes nothing when the renewal would move the
-// deadline by no more than min(ttl/16, granularity): the reads of a hot key
-// cost no write, and an entry read continually lives at least its ttl less
-// that tolerance after each read. TTL and All do not renew.
+// last read or write instead of its last write. A read renews lazily,
+// with a compare-and-swap and no lock, and writes nothing when the renewal
+// would move the deadline by no more than min(ttl/16, granularity): the
+// reads of a hot key cost no write, and an entry read continually lives
+// at least its ttl less that tolerance after each read. TTL and All do
+// not renew.
 func WithSliding() Option {
 	return func(c *config) { c.sliding = true }
 }
