@@ -253,10 +253,11 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // never writes a value a Get may be copying: a V of one machine word or
 // four bytes without pointers (an int, a float64, a time.Duration), or
 // of one pointer (a *T, a map, a chan, a func), is stored in place with
-// an atomic store, and the Set allocates nothing; any other V (a string,
-// a slice, an interface, a struct of more than a word) goes in a new
-// entry of the key, which takes the old one's place: one allocation of
-// an entry per such Set. (A V that is a pointer to a struct is the way
+// an atomic store, and the Set allocates nothing, unless its deadline is
+// earlier than the entry's (a shorter ttl); any other V (a string, a
+// slice, an interface, a struct of more than a word), and a V set with
+// an earlier deadline, goes in a new entry of the key, which takes the
+// old one's place: one allocation of an entry per such Set. (A V that is a pointer to a struct is the way
 // to keep large values without copying them.) The complexity is O(1),
 // plus O(log B) with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
@@ -437,10 +438,16 @@ func (m *Map[K, V]) Touch(k K) bool {
 	ok := false
 	if e != nil {
 		d := e.freeze()
-		if ok = d > now; ok {
-			s.moveLocked(e, ticks.Add(now, e.ttl.Load()), now)
-		} else {
+		ttl := e.ttl.Load()
+		switch next := ticks.Add(now, ttl); {
+		case d <= now:
 			e.deadline.Store(d)
+		case next >= d:
+			ok = true
+			s.moveLocked(e, next, now)
+		default:
+			ok = true
+			s.replaceLocked(e, h, e.val, time.Duration(ttl), next, now) // earlier: see replaceLocked
 		}
 	}
 	s.mu.Unlock()
@@ -473,11 +480,16 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 	ok := false
 	if e != nil {
 		d := e.freeze()
-		if ok = d > now; ok {
-			e.ttl.Store(int64(ttl))
-			s.moveLocked(e, ticks.Add(now, int64(ttl)), now)
-		} else {
+		switch next := ticks.Add(now, int64(ttl)); {
+		case d <= now:
 			e.deadline.Store(d)
+		case next >= d:
+			ok = true
+			e.ttl.Store(int64(ttl))
+			s.moveLocked(e, next, now)
+		default:
+			ok = true
+			s.replaceLocked(e, h, e.val, ttl, next, now) // earlier: see replaceLocked
 		}
 	}
 	s.mu.Unlock()

@@ -84,31 +84,26 @@ func (m *Map[K, V]) unlockAll() {
 // takes the old one's place in the index and in its bucket.
 func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	e := s.items.find(k, h)
-	ok := e != nil
-	if ok && e.freeze() <= now {
-		s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
-		ok = false
-	}
-	if ok && s.m.vals != valCopy {
-		old := e.val
-		s.m.storeValLocked(e, v) // between writing and the new deadline
-		e.ttl.Store(int64(ttl))
-		s.moveLocked(e, deadline, now) // unfreezes e
-		s.queueLocked(k, old, Replaced)
-		return
+	if e != nil {
+		switch d := e.freeze(); {
+		case d <= now:
+			s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
+		case s.m.vals != valCopy && deadline >= d:
+			old := e.val
+			s.m.storeValLocked(e, v) // between writing and the new deadline
+			e.ttl.Store(int64(ttl))
+			s.moveLocked(e, deadline, now) // unfreezes e
+			s.queueLocked(k, old, Replaced)
+			return
+		default:
+			s.replaceLocked(e, h, v, ttl, deadline, now)
+			s.queueLocked(k, e.val, Replaced)
+			return
+		}
 	}
 	ne := &entry[K, V]{key: k, val: v}
 	ne.ttl.Store(int64(ttl))
 	ne.deadline.Store(deadline)
-	if ok {
-		// ne takes e's place, and is filed, before a reader can see it; e
-		// stays frozen, so that a reader who found it takes the lock.
-		s.spliceLocked(e, ne)
-		s.moveLocked(ne, deadline, now)
-		s.items.replace(e, ne, h)
-		s.queueLocked(k, e.val, Replaced)
-		return
-	}
 	if s.buckets == nil {
 		s.buckets = make(map[int64]*bucket[K, V])
 	}
@@ -117,6 +112,29 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
+}
+
+// replaceLocked gives e, frozen, whose key's hash is h, a successor: a new
+// entry of v, ttl and deadline, which takes e's place in its bucket, is
+// filed by its deadline, and only then takes e's place in the index. e
+// stays frozen, so that a reader who found it takes the lock and finds
+// the new entry.
+//
+// An entry's deadline only moves later while it is in the index, but
+// for the moments it is frozen: a value stored in place, or a deadline
+// moved earlier in place, could let a Get that read the same deadline
+// before and after reading the value (see readVal) pair a value with a
+// deadline that was never its own, when a later deadline came back to an
+// earlier value (as a Set of a shorter ttl then a Set of a longer one
+// can make it). So a Set whose deadline is earlier than the entry's, and
+// a SetTTL or Touch that moves one earlier, replace the entry instead.
+func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) {
+	ne := &entry[K, V]{key: e.key, val: v}
+	ne.ttl.Store(int64(ttl))
+	ne.deadline.Store(deadline)
+	s.spliceLocked(e, ne)
+	s.moveLocked(ne, deadline, now)
+	s.items.replace(e, ne, h)
 }
 
 // removeLocked takes e, whose key's hash is h, out of the map and queues

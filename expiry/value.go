@@ -124,8 +124,10 @@ func (m *Map[K, V]) storeValLocked(e *entry[K, V], v V) {
 // or ok false if a Set kept storing e's value under it, when the caller
 // must read under the lock. It reads the deadline before and after the
 // value: a Set in place writes the deadline writing, then the value,
-// then the new deadline, so a value read between two equal deadlines is
-// the one that deadline belongs to.
+// then the new deadline, which is never earlier than the old one (an
+// earlier one replaces the entry: see replaceLocked); so between two
+// reads of one deadline the entry held no other, and the value read
+// between them is one that deadline belongs to.
 func (m *Map[K, V]) readVal(e *entry[K, V]) (v V, d int64, ok bool) {
 	for range lookupTries {
 		if d = e.deadline.Load(); d != writing {
