@@ -91,7 +91,9 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 		case s.m.vals != valCopy && deadline >= d:
 			old := e.val
 			s.m.storeValLocked(e, v) // between writing and the new deadline
-			e.ttl.Store(int64(ttl))
+			if e.ttl.Load() != int64(ttl) {
+				e.ttl.Store(int64(ttl)) // an atomic store is an exchange: skip it when it can
+			}
 			s.moveLocked(e, deadline, now) // unfreezes e
 			s.queueLocked(k, old, Replaced)
 			return
