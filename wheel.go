@@ -139,8 +139,8 @@ func (w *Wheel) shard(op string) *shard {
 	if len(w.shards) == 1 {
 		return w.shards[0]
 	}
-	p := procPin()
-	procUnpin()
+	p := stripe.ProcPin()
+	stripe.ProcUnpin()
 	return w.shards[uint(p)%uint(len(w.shards))]
 }
 

@@ -28,8 +28,8 @@
 // compare-and-swap), and count a hit or miss on a counter striped by
 // processor, so reads on different processors write no common cache
 // line and scale with them. A Set of a key that is there stores a value
-// of one word or one pointer in place, and gives any other value a new
-// entry (see the Set method). Len, Stats, All and Snapshot visit every
+// of one word or one pointer in place, unless it moves the deadline
+// earlier, and gives any other value a new entry (see the Set method). Len, Stats, All and Snapshot visit every
 // shard (All and Snapshot with all of them read-locked at once, so they
 // see one instant).
 //

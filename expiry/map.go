@@ -257,9 +257,10 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // earlier than the entry's (a shorter ttl); any other V (a string, a
 // slice, an interface, a struct of more than a word), and a V set with
 // an earlier deadline, goes in a new entry of the key, which takes the
-// old one's place: one allocation of an entry per such Set. (A V that is a pointer to a struct is the way
-// to keep large values without copying them.) The complexity is O(1),
-// plus O(log B) with a capacity when it opens or closes a bucket.
+// old one's place: one allocation of an entry per such Set. (A V that
+// is a pointer to a struct is the way to keep large values without
+// copying them.) The complexity is O(1), plus O(log B) with a capacity
+// when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.init()
 	if ttl <= 0 {
@@ -437,18 +438,8 @@ func (m *Map[K, V]) Touch(k K) bool {
 	e := s.items.find(k, h)
 	ok := false
 	if e != nil {
-		d := e.freeze()
 		ttl := e.ttl.Load()
-		switch next := ticks.Add(now, ttl); {
-		case d <= now:
-			e.deadline.Store(d)
-		case next >= d:
-			ok = true
-			s.moveLocked(e, next, now)
-		default:
-			ok = true
-			s.replaceLocked(e, h, e.val, time.Duration(ttl), next, now) // earlier: see replaceLocked
-		}
+		ok = s.retimeLocked(e, h, e.freeze(), ticks.Add(now, ttl), time.Duration(ttl), now)
 	}
 	s.mu.Unlock()
 	return ok
@@ -477,21 +468,7 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 	now := m.now()
 	s.mu.Lock()
 	e := s.items.find(k, h)
-	ok := false
-	if e != nil {
-		d := e.freeze()
-		switch next := ticks.Add(now, int64(ttl)); {
-		case d <= now:
-			e.deadline.Store(d)
-		case next >= d:
-			ok = true
-			e.ttl.Store(int64(ttl))
-			s.moveLocked(e, next, now)
-		default:
-			ok = true
-			s.replaceLocked(e, h, e.val, ttl, next, now) // earlier: see replaceLocked
-		}
-	}
+	ok := e != nil && s.retimeLocked(e, h, e.freeze(), ticks.Add(now, int64(ttl)), ttl, now)
 	s.mu.Unlock()
 	return ok, nil
 }

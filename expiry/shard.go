@@ -80,8 +80,10 @@ func (m *Map[K, V]) unlockAll() {
 //
 // Gets read an entry's value without the lock (see valMode): a value
 // that fits one atomic store is stored in place, between a deadline of
-// writing and the new deadline; any other goes in a new entry, which
-// takes the old one's place in the index and in its bucket.
+// writing and the new deadline, unless that deadline is earlier than the
+// entry's; any other value, and any Set of an earlier deadline, goes in a
+// new entry, which takes the old one's place in the index and in its
+// bucket (see replaceLocked).
 func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	e := s.items.find(k, h)
 	if e != nil {
@@ -103,9 +105,7 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 			return
 		}
 	}
-	ne := &entry[K, V]{key: k, val: v}
-	ne.ttl.Store(int64(ttl))
-	ne.deadline.Store(deadline)
+	ne := newEntry(k, v, ttl, deadline)
 	if s.buckets == nil {
 		s.buckets = make(map[int64]*bucket[K, V])
 	}
@@ -131,12 +131,39 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 // can make it). So a Set whose deadline is earlier than the entry's, and
 // a SetTTL or Touch that moves one earlier, replace the entry instead.
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) {
-	ne := &entry[K, V]{key: e.key, val: v}
-	ne.ttl.Store(int64(ttl))
-	ne.deadline.Store(deadline)
+	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
 	s.items.replace(e, ne, h)
+}
+
+// newEntry returns an entry of k and v, not yet in the index or a
+// bucket, with its ttl and deadline set before any reader can see it.
+func newEntry[K comparable, V any](k K, v V, ttl time.Duration, deadline int64) *entry[K, V] {
+	e := &entry[K, V]{key: k, val: v}
+	e.ttl.Store(int64(ttl))
+	e.deadline.Store(deadline)
+	return e
+}
+
+// retimeLocked gives e, frozen at deadline d, whose key's hash is h, the
+// ttl and the deadline next, and reports true; or, if e had expired by
+// now, unfreezes it as it was and reports false. A later deadline is
+// recorded lazily; an earlier one replaces the entry (see replaceLocked).
+func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl time.Duration, now int64) bool {
+	switch {
+	case d <= now:
+		e.deadline.Store(d)
+		return false
+	case next >= d:
+		if e.ttl.Load() != int64(ttl) {
+			e.ttl.Store(int64(ttl)) // an atomic store is an exchange: skip it when it can
+		}
+		s.moveLocked(e, next, now)
+	default:
+		s.replaceLocked(e, h, e.val, ttl, next, now)
+	}
+	return true
 }
 
 // removeLocked takes e, whose key's hash is h, out of the map and queues

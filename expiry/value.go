@@ -14,11 +14,11 @@ import (
 // (an int, a float64, a uint32, a small struct of such), or that is one
 // pointer (a *T, a map, a chan, a func), is stored in place with an
 // atomic store, and a Get loads it with an atomic load: a Set allocates
-// nothing. Any other value (a string, a slice, an interface, a larger
-// struct) cannot be stored in one atomic step, so a Set puts it in a new
-// entry, which takes the old one's place in the index and in its bucket
-// (copy on write): one allocation of an entry per Set of a key that is
-// there. (otter makes the same choice, with a box for the value where we
+// nothing, unless it moves the deadline earlier (see replaceLocked). Any
+// other value (a string, a slice, an interface, a larger struct) cannot
+// be stored in one atomic step, so a Set puts it in a new entry, which
+// takes the old one's place in the index and in its bucket (copy on
+// write): one allocation of an entry per Set of a key that is there. (otter makes the same choice, with a box for the value where we
 // copy the entry.)
 type valMode uint8
 
