@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -28,8 +29,16 @@ type Entry struct {
 	when atomic.Int64
 }
 
-// load returns e's deadline, notPending, or a sentinel's code.
-func (e *Entry) load() int64 { return ^e.when.Load() }
+// load returns e's deadline, notPending, or a sentinel's code. A dead
+// entry (see Kill) reads as due at the end of time, so that every walk
+// takes it for an entry postponed past its slot.
+func (e *Entry) load() int64 {
+	v := ^e.when.Load()
+	if v <= ^deadBase {
+		return math.MaxInt64
+	}
+	return v
+}
 
 const (
 	notPending = -1 // when of an entry that is not pending
@@ -37,20 +46,33 @@ const (
 	slotCode   = -3 // when of the sentinel of slot i at level k is slotCode - (k*levelSlots + i)
 )
 
+// A dead entry's word holds deadBase plus the deadline it had when Kill
+// stopped it, above every code: raw words of deadBase and more are dead.
+// A deadline past maxDead is recorded as maxDead, which Revive refuses.
+const (
+	deadBase = 1 << 20
+	maxDead  = math.MaxInt64 - deadBase
+)
+
+// dead reports whether raw, a word of when, is a dead entry's, and the
+// deadline it recorded.
+func dead(raw int64) (int64, bool) { return raw - deadBase, raw >= deadBase }
+
 // When returns the tick the entry falls due at, or -1 if it is not
 // pending. After scheduling, a deadline at or before the wheel's current
 // tick reads as that tick. It is safe to call concurrently with the
 // wheel's methods.
 func (e *Entry) When() int64 {
-	if w := e.load(); w >= 0 {
-		return w
+	if raw := e.when.Load(); raw < 0 {
+		return ^raw
 	}
 	return notPending
 }
 
 // Pending reports whether the entry is scheduled and has not fired or been
-// cancelled. It is safe to call concurrently with the wheel's methods.
-func (e *Entry) Pending() bool { return e.load() >= 0 }
+// cancelled or killed. It is safe to call concurrently with the wheel's
+// methods.
+func (e *Entry) Pending() bool { return e.when.Load() < 0 }
 
 // Postpone moves the deadline of a pending entry to tick when, if that is
 // no earlier than its deadline now, without re-filing it: the entry stays
@@ -77,14 +99,69 @@ func (e *Entry) Pending() bool { return e.load() >= 0 }
 // once to re-file them. The complexity is O(1): it touches only the entry.
 func (e *Entry) Postpone(when int64) bool {
 	for {
-		old := e.load()
-		if old < 0 || when < old {
-			return false
+		raw := e.when.Load()
+		if raw >= 0 || when < ^raw {
+			return false // not pending, killed, or earlier
 		}
-		if old == when || e.when.CompareAndSwap(^old, ^when) {
+		if ^raw == when || e.when.CompareAndSwap(raw, ^when) {
 			return true
 		}
 	}
+}
+
+// Kill stops a pending entry without unlinking it, from any goroutine,
+// without the owner's lock: it marks the entry dead and returns the
+// deadline it had, and true; it returns false if the entry was not
+// pending. A dead entry never fires. It stays linked, and counted in
+// Len, until the owner cancels it ([Wheel.Cancel] removes it and returns
+// false) or the wheel reaches its slot and drops it. Until then
+// [Entry.Revive] may make it pending again where it lies.
+//
+// Kill lets a scheduler stop a timer from any goroutine without the lock
+// of the queue that holds it, as Go's runtime marks a timer a zombie for
+// the processor that owns its heap to remove. A compare-and-swap on the
+// deadline settles its race with Expire's claim and with Postpone, so an
+// entry whose Kill returned true never fires. The complexity is O(1): it
+// touches only the entry.
+func (e *Entry) Kill() (int64, bool) {
+	for {
+		raw := e.when.Load()
+		if raw >= 0 {
+			return notPending, false
+		}
+		if e.when.CompareAndSwap(raw, deadBase+min(^raw, maxDead)) {
+			return ^raw, true
+		}
+	}
+}
+
+// Revive makes a dead entry pending again at tick when, where it lies,
+// if when is no earlier than the deadline it had when killed, and
+// reports whether it did. It returns false, changing nothing, if the
+// entry is not dead (pending, or dropped by its wheel) or when is
+// earlier; the caller then schedules it the ordinary way, after Cancel.
+// As after Postpone, the wheel files the entry again when it reaches the
+// slot the entry lies in. It is safe to call from any goroutine, as Kill
+// is. The complexity is O(1).
+func (e *Entry) Revive(when int64) bool {
+	for {
+		raw := e.when.Load()
+		old, ok := dead(raw)
+		if !ok || old == maxDead || when < old {
+			return false
+		}
+		if e.when.CompareAndSwap(raw, ^when) {
+			return true
+		}
+	}
+}
+
+// Dead reports whether the entry was killed and is still linked in its
+// wheel (see Kill). It is safe to call concurrently with the wheel's
+// methods.
+func (e *Entry) Dead() bool {
+	_, ok := dead(e.when.Load())
+	return ok
 }
 
 // Stray reports whether e is a copy of an entry that was pending when it
@@ -99,7 +176,7 @@ func (e *Entry) Stray() bool { return e.prev != nil && e.prev.next != e }
 // linked reports whether e is pending, that is linked into one of the
 // wheel's lists, and panics if e is a stray copy (see Stray).
 func (e *Entry) linked() bool {
-	if e.prev == nil || e.load() == notPending {
+	if e.prev == nil || e.when.Load() == ^notPending {
 		return false // not pending; if with links, taken off lazily (see Wheel.fireDue)
 	}
 	if e.prev.next != e {

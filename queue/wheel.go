@@ -220,22 +220,34 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 		panic("timewheel/queue: Insert of a nil *Entry")
 	}
 	w.ready()
-	if e.load() != notPending {
-		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", e.load()))
+	if raw := e.when.Load(); raw != ^notPending {
+		if _, ok := dead(raw); ok {
+			panic("timewheel/queue: Insert of an entry killed but still linked; Cancel it first")
+		}
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", ^raw))
 	}
 	if e.prev != nil {
 		untangle(e) // taken off another wheel's firing list lazily
 	}
 	when = max(when, w.now)
 	e.when.Store(^when)
-	w.place(e, when)
 	w.n++
+	w.place(e, when)
 }
 
 // place links e, whose deadline is when (or later, if Postpone moved it
 // since when was read), into the slot when belongs to, or into the due
-// list if it is due at the current tick.
+// list if it is due at the current tick. A dead entry (see Entry.Kill),
+// which reads as due at the end of time, is dropped instead: its links
+// are cleared, it leaves Len, and it is no longer dead, so that Revive
+// refuses it.
 func (w *Wheel) place(e *Entry, when int64) {
+	if when == math.MaxInt64 {
+		if w.drop(e) {
+			return
+		}
+		when = e.load() // revived since its caller read it
+	}
 	if when <= w.now {
 		w.due.pushBack(e)
 		return
@@ -259,6 +271,23 @@ func (w *Wheel) place(e *Entry, when int64) {
 	}
 }
 
+// drop takes e, unlinked by its caller and read as due at the end of
+// time, off the wheel if it is dead, and reports whether it did. A
+// Revive that wins the race leaves e to be placed.
+func (w *Wheel) drop(e *Entry) bool {
+	for {
+		raw := e.when.Load()
+		if _, ok := dead(raw); !ok {
+			return false
+		}
+		if e.when.CompareAndSwap(raw, ^notPending) {
+			e.prev, e.next = nil, nil
+			w.n--
+			return true
+		}
+	}
+}
+
 // slotOf returns the level and slot of a deadline after the current tick.
 func (w *Wheel) slotOf(when int64) (k, i int) {
 	k = (bits.Len64(uint64(when^w.now)) - 1) / levelBits
@@ -266,7 +295,8 @@ func (w *Wheel) slotOf(when int64) (k, i int) {
 	return k, i
 }
 
-// Cancel removes e if it is pending and reports whether it was. It panics
+// Cancel removes e if it is pending and reports whether it was; it
+// removes a dead entry too (see [Entry.Kill]) and returns false. It panics
 // if e is a copy of a pending entry (see [Entry.Stray]), or pending in
 // another Wheel where that is cheap to see (an entry belongs to the wheel
 // it was inserted into; see Verify). The complexity is O(1).
@@ -279,8 +309,7 @@ func (w *Wheel) Cancel(e *Entry) bool {
 	}
 	w.tidied()
 	w.mine(e, "Cancel")
-	w.remove(e)
-	return true
+	return w.remove(e)
 }
 
 // mine panics if e, a pending entry, is plainly pending in another Wheel:
@@ -309,21 +338,22 @@ func (w *Wheel) owns(s *Entry) bool {
 	}
 }
 
-// remove unlinks e, a pending entry, and marks it not pending. A slot
-// that e leaves empty is found from its list's sentinel, so the slot e was
-// filed in need not be known: e's deadline may have been postponed past
-// it.
-func (w *Wheel) remove(e *Entry) {
-	when := ^e.when.Swap(^notPending)
+// remove unlinks e, a pending or dead entry, marks it not pending and
+// reports whether it was pending. A slot that e leaves empty is found
+// from its list's sentinel, so the slot e was filed in need not be known:
+// e's deadline may have been postponed past it.
+func (w *Wheel) remove(e *Entry) (pending bool) {
+	raw := e.when.Swap(^notPending)
+	when, pending := ^raw, raw < 0
 	emptied := e.unlink()
 	w.n--
 	if emptied != nil {
 		if k, i, ok := emptied.sentinelSlot(); ok {
 			w.emptied(k, i)
 		}
-		return
+		return pending
 	}
-	if when > w.now {
+	if pending && when > w.now {
 		// Keeps the count of timers at the slot's earliest deadline,
 		// exact for entries never postponed. For a postponed one it may
 		// miscount, which only makes the slot forget its earliest
@@ -333,6 +363,7 @@ func (w *Wheel) remove(e *Entry) {
 			l.minN[i]--
 		}
 	}
+	return pending
 }
 
 // emptied updates the wheel after a cancel emptied the list of slot i of
@@ -361,11 +392,11 @@ func (w *Wheel) Reschedule(e *Entry, when int64) bool {
 	if e == nil {
 		panic("timewheel/queue: Reschedule of a nil *Entry")
 	}
-	pending := e.linked()
-	if pending {
+	pending := false
+	if e.linked() {
 		w.tidied()
 		w.mine(e, "Reschedule")
-		w.remove(e)
+		pending = w.remove(e)
 	}
 	w.Insert(e, when)
 	return pending
@@ -643,7 +674,7 @@ func (w *Wheel) tidy() {
 // entry still pending, or s, to s.
 func tidyList(s *Entry) {
 	e := s.next
-	for e != s && e.load() == notPending {
+	for e != s && e.when.Load() == ^notPending {
 		next := e.next
 		e.prev, e.next = nil, nil
 		e = next
@@ -657,7 +688,7 @@ func tidyList(s *Entry) {
 // taken.
 func untangle(e *Entry) {
 	s := e.prev
-	for s.load() == notPending {
+	for s.when.Load() == ^notPending {
 		s = s.prev
 	}
 	tidyList(s)
@@ -681,8 +712,8 @@ const warmChains = 16
 // false. The compare-and-swap settles a race with Postpone either way.
 func (w *Wheel) claim(e *Entry) bool {
 	for {
-		when := e.load()
-		if when > w.now {
+		when := e.load() // the end of time for a dead entry, which place drops
+		if when > w.now || e.Dead() {
 			w.tidy() // e is the first on the list
 			e.unlink()
 			w.place(e, when)
