@@ -30,14 +30,15 @@ type Entry struct {
 }
 
 // load returns e's deadline, notPending, or a sentinel's code. A dead
-// entry (see Kill) reads as due at the end of time, so that every walk
-// takes it for an entry postponed past its slot.
+// entry (see Kill) reads as due at the deadline it had, so that what a
+// walk learns of its slot (the earliest deadline) holds if Revive makes
+// it pending again, which it does only at that deadline or later.
 func (e *Entry) load() int64 {
-	v := ^e.when.Load()
-	if v <= ^deadBase {
-		return math.MaxInt64
+	raw := e.when.Load()
+	if d, ok := dead(raw); ok {
+		return d
 	}
-	return v
+	return ^raw
 }
 
 const (

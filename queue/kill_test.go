@@ -11,8 +11,8 @@ import (
 	"github.com/timewheel/timewheel/queue"
 )
 
-// TestKillAgainstModel: entries killed, revived, postponed, cancelled and
-// rescheduled, and expired across the slots they lie in, against a plain
+// TestKillAgainstModel: entries killed, revived, buried, postponed,
+// cancelled and rescheduled, and expired across the slots they lie in, against a plain
 // model: a killed entry never fires, a revived one fires at its new
 // deadline, none early, none late, each once. A killed entry's wheel may
 // drop it whenever it reaches the entry's slot, so the model knows a dead
@@ -38,7 +38,7 @@ func checkKill(t *rapid.T, w *queue.Wheel) {
 	offset := func(label string) int64 { return rapid.Int64Range(-2, span).Draw(t, label) }
 	for range rapid.IntRange(1, 200).Draw(t, "steps") {
 		pick := func() int { return rapid.IntRange(0, len(m.entries)-1).Draw(t, "pick") }
-		switch op := rapid.IntRange(0, 6).Draw(t, "op"); {
+		switch op := rapid.IntRange(0, 7).Draw(t, "op"); {
 		case op == 0 || len(m.entries) == 0:
 			m.add(m.now + offset("when"))
 		case op == 1:
@@ -93,6 +93,17 @@ func checkKill(t *rapid.T, w *queue.Wheel) {
 			}
 		case op == 6:
 			m.expire(m.now + rapid.Int64Range(0, span).Draw(t, "advance"))
+		case op == 7:
+			i := pick()
+			wasDead := m.entries[i].Dead()
+			got := m.w.Bury(m.entries[i])
+			if got != wasDead || got && !dead[i] {
+				t.Fatalf("Bury(%d) = %v; dead %v, killed in the model %v", i, got, wasDead, dead[i])
+			}
+			if m.entries[i].Dead() || m.entries[i].Pending() != m.pending[i] {
+				t.Fatalf("entry %d after Bury: dead %v, pending %v", i, m.entries[i].Dead(), m.entries[i].Pending())
+			}
+			dead[i] = false
 		}
 		checkKilled(m, dead)
 	}

@@ -237,20 +237,20 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 
 // place links e, whose deadline is when (or later, if Postpone moved it
 // since when was read), into the slot when belongs to, or into the due
-// list if it is due at the current tick. A dead entry (see Entry.Kill),
-// which reads as due at the end of time, is dropped instead: its links
-// are cleared, it leaves Len, and it is no longer dead, so that Revive
-// refuses it.
-func (w *Wheel) place(e *Entry, when int64) {
-	if when == math.MaxInt64 {
+// list if it is due at the current tick, and returns true. A dead entry
+// (see Entry.Kill) is dropped instead, and place returns false: its
+// links are cleared, it leaves Len, and it is no longer dead, so that
+// Revive refuses it.
+func (w *Wheel) place(e *Entry, when int64) (placed bool) {
+	if e.when.Load() >= deadBase {
 		if w.drop(e) {
-			return
+			return false
 		}
 		when = e.load() // revived since its caller read it
 	}
 	if when <= w.now {
 		w.due.pushBack(e)
-		return
+		return true
 	}
 	k, i := w.slotOf(when)
 	l := w.levels[k]
@@ -269,11 +269,12 @@ func (w *Wheel) place(e *Entry, when int64) {
 			w.wantAhead(k, i)
 		}
 	}
+	return true
 }
 
-// drop takes e, unlinked by its caller and read as due at the end of
-// time, off the wheel if it is dead, and reports whether it did. A
-// Revive that wins the race leaves e to be placed.
+// drop takes e, unlinked by its caller, off the wheel if it is dead, and
+// reports whether it did. A Revive that wins the race leaves e to be
+// placed.
 func (w *Wheel) drop(e *Entry) bool {
 	for {
 		raw := e.when.Load()
@@ -312,6 +313,29 @@ func (w *Wheel) Cancel(e *Entry) bool {
 	return w.remove(e)
 }
 
+// Bury removes e if it is dead (see [Entry.Kill]) and still linked, and
+// reports whether it did. Unlike Cancel it never removes a pending
+// entry, so it may be called for an entry that another goroutine may
+// Revive at any moment: a compare-and-swap settles which wins. It panics
+// as Cancel does. The complexity is O(1).
+func (w *Wheel) Bury(e *Entry) bool {
+	if e == nil {
+		panic("timewheel/queue: Bury of a nil *Entry")
+	}
+	for {
+		raw := e.when.Load()
+		if _, ok := dead(raw); !ok || !e.linked() {
+			return false
+		}
+		w.tidied()
+		w.mine(e, "Bury")
+		if e.when.CompareAndSwap(raw, ^notPending) {
+			w.unlinkRemoved(e, raw)
+			return true
+		}
+	}
+}
+
 // mine panics if e, a pending entry, is plainly pending in another Wheel:
 // when w has none pending, or when e is alone in a list that is not one of
 // w's. An entry of another wheel that shares its list with others is not
@@ -343,7 +367,12 @@ func (w *Wheel) owns(s *Entry) bool {
 // from its list's sentinel, so the slot e was filed in need not be known:
 // e's deadline may have been postponed past it.
 func (w *Wheel) remove(e *Entry) (pending bool) {
-	raw := e.when.Swap(^notPending)
+	return w.unlinkRemoved(e, e.when.Swap(^notPending))
+}
+
+// unlinkRemoved unlinks e, just marked not pending, whose word was raw,
+// and reports whether it was pending (see remove).
+func (w *Wheel) unlinkRemoved(e *Entry, raw int64) (pending bool) {
 	when, pending := ^raw, raw < 0
 	emptied := e.unlink()
 	w.n--
@@ -553,8 +582,7 @@ func (w *Wheel) cascade(s *Entry) {
 	for {
 		next := e.next
 		when := e.load()
-		w.place(e, when)
-		if when > w.now {
+		if w.place(e, when) && when > w.now {
 			if k, i := w.slotOf(when); k == 0 {
 				if w.hintN[i]%hintEvery == 0 {
 					w.hints[i] = append(w.hints[i], e)
@@ -712,14 +740,14 @@ const warmChains = 16
 // false. The compare-and-swap settles a race with Postpone either way.
 func (w *Wheel) claim(e *Entry) bool {
 	for {
-		when := e.load() // the end of time for a dead entry, which place drops
-		if when > w.now || e.Dead() {
+		raw := e.when.Load()
+		if _, dead := dead(raw); dead || ^raw > w.now {
 			w.tidy() // e is the first on the list
 			e.unlink()
-			w.place(e, when)
+			w.place(e, e.load()) // which drops a dead entry
 			return false
 		}
-		if e.when.CompareAndSwap(^when, ^notPending) {
+		if e.when.CompareAndSwap(raw, ^notPending) {
 			return true
 		}
 	}
