@@ -13,3 +13,25 @@ func DueAt(w *Wheel, t *Timer) (time.Time, bool) {
 	}
 	return w.epoch.Add(time.Duration(when) * w.tick), true
 }
+
+// LazyStops makes every Stop and Reset take the path of a goroutine on
+// another processor than its timer's shard (see inbox.go), so that the
+// lock-free paths run on one shard and under a test clock; it returns a
+// func that restores the default. Tests that set it must not run in
+// parallel with others.
+func LazyStops() (restore func()) {
+	lazyStops = true
+	return func() { lazyStops = false }
+}
+
+// AwayLocks returns how many Stops and Resets from another processor than
+// their timer's shard took the shard's lock.
+func AwayLocks(w *Wheel) uint64 {
+	var n uint64
+	for _, s := range w.shards {
+		s.mu.Lock()
+		n += s.awayLocks
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -154,6 +154,15 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 // for Timer.Stop, and reports whether it did either.
 func (n *node) stop() bool {
 	s := n.s
+	if stopped, handled := s.kill(&n.t.e, true); handled {
+		// From another processor, with no value on its way: the timer
+		// is dead, or it had fired (its value is in C, or was received)
+		// or been stopped (see inbox.go).
+		if c := n.channel(); c != nil && drain(c) {
+			stopped = true
+		}
+		return stopped
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(&n.t.e)
@@ -177,8 +186,14 @@ func (n *node) reset(d time.Duration) bool {
 		// taken back by the Stop or Reset that armed it again.
 		return true
 	}
+	if !far && s.revive(&n.t.e, when) {
+		// Killed by a Stop, which took back any value, and never
+		// claimed since: nothing can be in C for an earlier deadline.
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.countAwayLocked()
 	pending := s.cancelLocked(&n.t.e)
 	if c := n.channel(); c != nil && drain(c) {
 		pending = true

@@ -29,6 +29,9 @@ type shard struct {
 	out       chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
 	spare     *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
 	young     []*node      // guarded by mu; nodes to promote when the next collection ends
+	inbox     inbox        // timers stopped from other processors, to bury (see inbox.go)
+	expiring  atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
+	awayLocks uint64       // guarded by mu; Stops and Resets from other processors that took mu
 
 	// Counters for Stats.
 	started   uint64                  // guarded by mu; timers and tickers started
@@ -43,8 +46,8 @@ type shard struct {
 
 const notArmed = math.MaxInt64
 
-func newShard(w *Wheel) *shard {
-	s := &shard{w: w, q: queue.NewWheel()}
+func newShard(w *Wheel, rings int) *shard {
+	s := &shard{w: w, q: queue.NewWheel(), inbox: newInbox(rings)}
 	s.armed.Store(notArmed)
 	s.idle.L = &s.mu
 	return s
@@ -57,6 +60,7 @@ func newShard(w *Wheel) *shard {
 func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 	when, ns := s.w.deadline(d)
 	s.mu.Lock()
+	s.drainLocked()
 	if !s.closed {
 		s.started++
 		switch {
@@ -187,12 +191,15 @@ func (s *shard) fire() (fired bool) {
 	for {
 		s.mu.Lock()
 		s.again = false
+		s.drainAllLocked() // so that the wake set below is for a timer still pending
 		ns := s.w.since()
 		now = ns / int64(s.w.tick)
 		sent := s.w.clock.Now()
+		s.expiring.Store(true)
 		if s.q.Expire(now, func(e *queue.Entry) { s.expireLocked(e, ns, sent) }) > 0 {
 			fired = true
 		}
+		s.expiring.Store(false)
 		s.armed.Store(notArmed) // the driver has fired: whatever is next needs it set anew
 		if !s.closed {
 			s.rearmLocked(ns)
@@ -307,6 +314,7 @@ func (s *shard) close(wait bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	s.drainAllLocked()
 	s.discarded = s.q.Len()
 	s.q.Expire(math.MaxInt64, func(*queue.Entry) {})
 	s.disarmLocked()

@@ -167,10 +167,11 @@ func (w *Wheel) Stats() Stats {
 	}
 	for _, s := range w.shards {
 		s.mu.Lock()
+		s.drainAllLocked()
 		st.Pending += s.q.Len()
 		st.Discarded += s.discarded
 		st.Started += s.started
-		st.Stopped += s.stopped
+		st.Stopped += s.stopped + s.inbox.posted()
 		st.Reset += s.resets
 		st.Collected += s.collected
 		for i, c := range s.lateness {

@@ -36,13 +36,19 @@ func TestConcurrentContracts(t *testing.T) {
 		name string
 		tick time.Duration
 		opts []timewheel.Option
+		lazy bool // every Stop and Reset as if from another processor
 	}{
-		{"default", time.Millisecond, nil},
-		{"shards3", time.Millisecond, []timewheel.Option{timewheel.WithShards(3)}},
-		{"tick7ms", 7 * time.Millisecond, []timewheel.Option{timewheel.WithTick(7 * time.Millisecond)}},
+		{"default", time.Millisecond, nil, false},
+		{"shards3", time.Millisecond, []timewheel.Option{timewheel.WithShards(3)}, false},
+		{"tick7ms", 7 * time.Millisecond, []timewheel.Option{timewheel.WithTick(7 * time.Millisecond)}, false},
+		{"lazy", time.Millisecond, nil, true},
+		{"lazy-shards3", time.Millisecond, []timewheel.Option{timewheel.WithShards(3)}, true},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
+			if cfg.lazy {
+				defer timewheel.LazyStops()()
+			}
 			synctest.Test(t, func(t *testing.T) {
 				seed := rand.Uint64()
 				t.Logf("seed %d", seed)

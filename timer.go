@@ -161,6 +161,9 @@ func (t *Timer) Stop() bool {
 		return false // fired or stopped: no lock needed to say so
 	}
 	s := t.afterFuncShard()
+	if stopped, handled := s.kill(&t.e, false); handled {
+		return stopped // from another processor: no lock (see inbox.go)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.strayLocked("Stop")
@@ -194,8 +197,12 @@ func (t *Timer) Reset(d time.Duration) bool {
 	if s.postpone(&t.e, when) {
 		return true
 	}
+	if s.revive(&t.e, when) {
+		return false // stopped, and restarted where it lies
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.countAwayLocked()
 	t.strayLocked("Reset")
 	pending := s.cancelLocked(&t.e)
 	if !s.closed {

@@ -117,8 +117,9 @@ func New(opts ...Option) *Wheel {
 		w.pool.panicHandler = cfg.panicHandler
 		w.exec = w.pool
 	}
+	rings := max(cfg.shards, runtime.GOMAXPROCS(0))
 	for range cfg.shards {
-		w.shards = append(w.shards, newShard(w))
+		w.shards = append(w.shards, newShard(w, rings))
 	}
 	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
 	// The driver's one clock timer, made stopped, so that a Clock whose
@@ -196,6 +197,7 @@ func (w *Wheel) Len() int {
 	n := 0
 	for _, s := range w.shards {
 		s.mu.Lock()
+		s.drainAllLocked()
 		n += s.q.Len()
 		s.mu.Unlock()
 	}

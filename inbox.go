@@ -1,0 +1,249 @@
+package timewheel
+
+import (
+	"sync/atomic"
+
+	"github.com/timewheel/timewheel/internal/stripe"
+	"github.com/timewheel/timewheel/queue"
+)
+
+// # Stopping a timer from another processor
+//
+// A timer lives on the shard it was started on, whose lock the
+// processor of that shard takes for every start, and the driver for
+// every fire. A goroutine that stops the timer later usually runs on
+// another processor: it blocked on the network in between. If it took
+// the shard's lock, processors would contend for each other's locks,
+// and a waiter that parks frees its processor for a goroutine that then
+// moves again (a lock convoy). So a Stop from another processor takes
+// no lock. It kills the timer's entry (queue.Entry.Kill: one
+// compare-and-swap on the timer's own deadline word, which settles its
+// race with the engine's claim, so a Stop that returned true never
+// fires), and posts the entry to the shard's inbox, from which the
+// shard's own processor, under its lock, buries it on its next start
+// (queue.Wheel.Bury unlinks it). This is how Go's runtime stops a timer
+// on another processor's heap: it marks it a zombie for the owner to
+// remove.
+//
+// Ground rules:
+//   - The entry's links belong to the shard's lock; the dead mark is set
+//     without it, by Kill alone, and cleared under it, by Bury, by
+//     Cancel, or by the engine when it reaches the entry, or without it
+//     by Revive (a Reset from any processor to a deadline no earlier
+//     than the one the timer had), each by compare-and-swap.
+//   - An inbox is a ring per processor (its id modulo the number of
+//     rings): a producer writes a ring only while it holds the ring's
+//     busy flag, pinned to its processor, and the consumer reads it
+//     only under the shard's lock, so each ring has one writer and one
+//     reader at a time. A producer that finds the ring busy or full
+//     takes the shard's lock and buries the entry itself.
+//   - A posted entry may have been revived, killed again, or buried by
+//     the time it is read: Bury acts only on an entry that is dead then.
+//   - Killed entries not yet buried are at most ringSize per ring: memory
+//     stays bounded whatever the rate of stops.
+//   - If the killed timer was the one the shard asked the driver to wake
+//     it for, the Stop takes the lock after all, buries it and moves the
+//     wake, so that the driver does not wake for nothing.
+type inbox struct {
+	rings []atomic.Pointer[ring] // by processor id modulo len; allocated on first use
+	next  int                    // guarded by the shard's mu: the ring the next start drains
+}
+
+// ringSize is the number of killed entries a ring holds until it is
+// drained: a bound on the stopped timers a shard keeps linked, per ring.
+const ringSize = 64
+
+// ring is a single-producer, single-consumer queue of killed entries.
+type ring struct {
+	_     [64]byte
+	busy  atomic.Bool   // held by the one producer writing the ring
+	tail  atomic.Uint64 // entries ever posted; written by the producer holding busy
+	_     [48]byte
+	head  atomic.Uint64 // entries ever drained; written under the shard's mu
+	_     [56]byte
+	slots [ringSize]*queue.Entry // slot i%ringSize: written by the producer before tail, read under mu
+}
+
+// newInbox returns an inbox of n rings.
+func newInbox(n int) inbox {
+	return inbox{rings: make([]atomic.Pointer[ring], max(n, 1))}
+}
+
+// ring returns the ring of processor p, allocating it on first use.
+func (b *inbox) ring(p int) *ring {
+	slot := &b.rings[uint(p)%uint(len(b.rings))]
+	if r := slot.Load(); r != nil {
+		return r
+	}
+	slot.CompareAndSwap(nil, new(ring))
+	return slot.Load()
+}
+
+// post appends e to r and reports whether it did: false if another
+// producer holds r or r is full. The caller is pinned to its processor.
+func (r *ring) post(e *queue.Entry) bool {
+	if !r.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	t := r.tail.Load()
+	ok := t-r.head.Load() < ringSize
+	if ok {
+		r.slots[t%ringSize] = e
+		r.tail.Store(t + 1)
+	}
+	r.busy.Store(false)
+	return ok
+}
+
+// posted returns how many entries were ever posted to the inbox: the
+// Stops that took no lock, for Stats.
+func (b *inbox) posted() uint64 {
+	var n uint64
+	for i := range b.rings {
+		if r := b.rings[i].Load(); r != nil {
+			n += r.tail.Load()
+		}
+	}
+	return n
+}
+
+// away reports whether the calling goroutine runs on a processor whose
+// shard is not s, pinned to it (the caller unpins), and the processor.
+// With lazyStops set (by tests), every processor counts as away.
+func (s *shard) away() (p int, away bool) {
+	p = stripe.ProcPin()
+	sh := s.w.shards
+	return p, lazyStops || sh[uint(p)%uint(len(sh))] != s
+}
+
+// lazyStops makes every Stop and Reset take the path of another
+// processor: tests set it to run the lock-free paths on one shard.
+var lazyStops = false
+
+// kill stops e lazily if the calling goroutine runs on another
+// processor than s's. It returns handled false, having done nothing, on
+// s's own processor, where the caller takes the lock (cheap there: only
+// that processor and the driver take it). Otherwise it returns handled
+// true and whether it stopped a pending timer; when e was not pending,
+// a channel timer (chanTimer) leaves it to the caller, under the lock,
+// if the engine is expiring timers, since its value may be on its way.
+func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
+	p, away := s.away()
+	if !away {
+		stripe.ProcUnpin()
+		return false, false
+	}
+	old, ok := e.Kill()
+	if !ok {
+		stripe.ProcUnpin()
+		return false, !chanTimer || e.Dead() || !s.expiring.Load()
+	}
+	posted := s.inbox.ring(p).post(e)
+	stripe.ProcUnpin()
+	if !posted || s.armed.Load() == old {
+		// A full or busy ring, or the timer the driver is set for: bury
+		// it now and, if it was the one, move the driver's wake.
+		s.mu.Lock()
+		s.awayLocks++
+		if !posted {
+			s.stopped++
+		}
+		s.drainAllLocked()
+		if !e.Stray() {
+			s.q.Bury(e)
+		}
+		s.settleLocked()
+		s.mu.Unlock()
+	}
+	return true, true
+}
+
+// revive makes e, killed by a Stop, pending again at tick when, where it
+// lies, if when is no earlier than its deadline was (see
+// queue.Entry.Revive), and reports whether it did; a Reset that
+// restarts a timer so takes no lock.
+func (s *shard) revive(e *queue.Entry, when int64) bool {
+	if !e.Revive(when) {
+		return false
+	}
+	s.w.lazy.Add()
+	return true
+}
+
+// drainLocked buries the entries of the inbox's next ring, round-robin:
+// each start drains one ring, so each is drained every len(rings)
+// starts, and one whose producer finds it full is drained by that
+// producer.
+func (s *shard) drainLocked() {
+	b := &s.inbox
+	if b.next++; b.next >= len(b.rings) {
+		b.next = 0
+	}
+	if r := b.rings[b.next].Load(); r != nil && s.drainRingLocked(r) {
+		s.emptiedLocked()
+	}
+}
+
+// drainAllLocked buries the entries of every ring of the inbox.
+func (s *shard) drainAllLocked() {
+	buried := false
+	for i := range s.inbox.rings {
+		if r := s.inbox.rings[i].Load(); r != nil && s.drainRingLocked(r) {
+			buried = true
+		}
+	}
+	if buried {
+		s.emptiedLocked()
+	}
+}
+
+// emptiedLocked withdraws the shard's wake if burying left nothing
+// pending: an idle wheel never wakes.
+func (s *shard) emptiedLocked() {
+	if s.q.Len() == 0 {
+		s.disarmLocked()
+	}
+}
+
+// drainRingLocked buries the entries posted to r. A copy of a Timer
+// (see Timer), stopped lazily, has links that are not its own: it is
+// skipped, and the Timer it was copied from stays pending. It reports
+// whether r held any entry.
+func (s *shard) drainRingLocked(r *ring) bool {
+	h, t := r.head.Load(), r.tail.Load()
+	if h == t {
+		return false
+	}
+	for ; h != t; h++ {
+		e := r.slots[h%ringSize]
+		r.slots[h%ringSize] = nil
+		if !e.Stray() {
+			s.q.Bury(e)
+		}
+	}
+	r.head.Store(h)
+	return true
+}
+
+// settleLocked withdraws the shard's wake if nothing is pending, or
+// moves it to the next deadline if the one it is set for has gone.
+func (s *shard) settleLocked() {
+	if s.q.Len() == 0 {
+		s.disarmLocked()
+		return
+	}
+	if a := s.armed.Load(); a != notArmed {
+		if next, ok := s.q.NextWake(); ok && next != a {
+			s.armLocked(next, s.w.since())
+		}
+	}
+}
+
+// countAwayLocked counts a Reset that takes mu from another processor
+// than s's (one that moves a timer earlier, or restarts one that fired).
+func (s *shard) countAwayLocked() {
+	if _, away := s.away(); away {
+		s.awayLocks++
+	}
+	stripe.ProcUnpin()
+}
