@@ -35,3 +35,16 @@ func AwayLocks(w *Wheel) uint64 {
 	}
 	return n
 }
+
+// Linked returns the number of entries w's engines hold, pending or
+// stopped lazily and not yet taken off (see inbox.go), without draining
+// the inboxes as Len does.
+func Linked(w *Wheel) int {
+	n := 0
+	for _, s := range w.shards {
+		s.mu.Lock()
+		n += s.q.Len()
+		s.mu.Unlock()
+	}
+	return n
+}

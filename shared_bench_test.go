@@ -1,0 +1,95 @@
+package timewheel_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/timewheel/timewheel"
+)
+
+// BenchmarkW8SharedChurn is the server pattern: goroutines share one
+// table of pending timers (a request's timeout, say), and each op starts
+// a timer in a random slot and stops the one it replaces, which any
+// goroutine, on any processor, started. Package time beside it. Run it
+// with -cpu 1,2,4,... and a -benchtime in seconds, never Nx (see the
+// README's measuring notes).
+func BenchmarkW8SharedChurn(b *testing.B) {
+	const n = 100_000
+	for _, impl := range impls {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			after, cleanup := impl.make()
+			defer cleanup()
+			table := make([]atomic.Pointer[stopperBox], n)
+			r := rng(1)
+			for i := range table {
+				table[i].Store(&stopperBox{after(r.between(10*time.Second, 60*time.Second), noop)})
+			}
+			var seed atomic.Uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := rng(seed.Add(1) * 0x9e3779b97f4a7c15)
+				for pb.Next() {
+					i := r.next() % n
+					old := table[i].Swap(&stopperBox{after(r.between(10*time.Second, 60*time.Second), noop)})
+					old.t.Stop()
+				}
+			})
+			b.StopTimer()
+			for i := range table {
+				table[i].Load().t.Stop()
+			}
+		})
+	}
+}
+
+type stopperBox struct{ t stopper }
+
+// BenchmarkStopRate stops a million timers a second for ten seconds (at
+// -benchtime 1x; each iteration is a second), stopped from another
+// goroutine than the one that started them, and reports the most
+// timers the wheel held at once beside the pending ones: stopped timers
+// not yet taken off must stay a bounded number, whatever the stop rate.
+// Run it with -cpu 2 or more so that the stops come from other
+// processors.
+func BenchmarkStopRate(b *testing.B) {
+	const perSecond, pending = 1_000_000, 100_000
+	w := timewheel.New()
+	defer w.Close()
+	r := rng(7)
+	live := make(chan *timewheel.Timer, pending)
+	for range pending {
+		live <- w.AfterFunc(r.between(time.Minute, 2*time.Minute), noop)
+	}
+	var peak, samples int
+	for b.Loop() {
+		for range 10 {
+			start := time.Now()
+			for range perSecond / 1000 {
+				// A thousand stops, each by a fresh goroutine of a timer
+				// another started, and as many starts.
+				done := make(chan struct{})
+				go func() {
+					for range 1000 {
+						(<-live).Stop()
+					}
+					close(done)
+				}()
+				for range 1000 {
+					live <- w.AfterFunc(r.between(time.Minute, 2*time.Minute), noop)
+				}
+				<-done
+				if samples++; samples%50 == 0 {
+					peak = max(peak, timewheel.Linked(w))
+				}
+			}
+			if d := time.Since(start); d < time.Second {
+				time.Sleep(time.Second - d)
+			}
+		}
+	}
+	b.ReportMetric(float64(peak-pending), "peak-stopped-linked")
+	b.ReportMetric(float64(peak-pending)/pending*100, "peak-stopped-%")
+}
+
