@@ -24,8 +24,8 @@ func LazyStops() (restore func()) {
 	return func() { lazyStops = false }
 }
 
-// AwayLocks returns how many Stops and Resets from another processor than
-// their timer's shard took the shard's lock.
+// AwayLocks returns how many Stops from another processor than their
+// timer's shard took the shard's lock.
 func AwayLocks(w *Wheel) uint64 {
 	var n uint64
 	for _, s := range w.shards {

@@ -170,19 +170,24 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 	return true
 }
 
-// drainLocked buries the entries of the inbox's next ring, round-robin:
-// each start drains one ring, so each is drained every len(rings)
-// starts, and one whose producer finds it full is drained by that
-// producer.
+// drainLocked buries the entries of the inbox's next ring, round-robin,
+// if it holds drainAt or more: each start looks at one ring, so each is
+// looked at every len(rings) starts, and one whose producer finds it
+// full is drained by that producer.
 func (s *shard) drainLocked() {
 	b := &s.inbox
 	if b.next++; b.next >= len(b.rings) {
 		b.next = 0
 	}
-	if r := b.rings[b.next].Load(); r != nil && s.drainRingLocked(r) {
+	if r := b.rings[b.next].Load(); r != nil && r.tail.Load()-r.head.Load() >= drainAt && s.drainRingLocked(r) {
 		s.emptiedLocked()
 	}
 }
+
+// drainAt is how many entries a ring holds before a start drains it: a
+// batch, whose cache misses overlap (see queue.Wheel.BuryAll), and
+// fewer loads of rings that have little in them.
+const drainAt = 16
 
 // drainAllLocked buries the entries of every ring of the inbox.
 func (s *shard) drainAllLocked() {
@@ -214,14 +219,15 @@ func (s *shard) drainRingLocked(r *ring) bool {
 	if h == t {
 		return false
 	}
+	var batch [ringSize]*queue.Entry
+	n := 0
 	for ; h != t; h++ {
-		e := r.slots[h%ringSize]
+		batch[n] = r.slots[h%ringSize]
 		r.slots[h%ringSize] = nil
-		if !e.Stray() {
-			s.q.Bury(e)
-		}
+		n++
 	}
 	r.head.Store(h)
+	s.q.BuryAll(batch[:n])
 	return true
 }
 
@@ -237,13 +243,4 @@ func (s *shard) settleLocked() {
 			s.armLocked(next, s.w.since())
 		}
 	}
-}
-
-// countAwayLocked counts a Reset that takes mu from another processor
-// than s's (one that moves a timer earlier, or restarts one that fired).
-func (s *shard) countAwayLocked() {
-	if _, away := s.away(); away {
-		s.awayLocks++
-	}
-	stripe.ProcUnpin()
 }

@@ -193,7 +193,6 @@ func (n *node) reset(d time.Duration) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.countAwayLocked()
 	pending := s.cancelLocked(&n.t.e)
 	if c := n.channel(); c != nil && drain(c) {
 		pending = true

@@ -31,7 +31,7 @@ type shard struct {
 	young     []*node      // guarded by mu; nodes to promote when the next collection ends
 	inbox     inbox        // timers stopped from other processors, to bury (see inbox.go)
 	expiring  atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
-	awayLocks uint64       // guarded by mu; Stops and Resets from other processors that took mu
+	awayLocks uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
 	started   uint64                  // guarded by mu; timers and tickers started

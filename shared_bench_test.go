@@ -93,3 +93,30 @@ func BenchmarkStopRate(b *testing.B) {
 	b.ReportMetric(float64(peak-pending)/pending*100, "peak-stopped-%")
 }
 
+
+// BenchmarkW7Floor is W7Parallel with the wheel taken out: each op
+// allocates a 48-byte object holding pointers, as AfterFunc does for its
+// Timer, puts it in the goroutine's table of 1,000 in place of a random
+// one, and reads the monotonic clock, as every start must to compute its
+// deadline. What it costs at a given -cpu is the floor under W7Parallel
+// there: the allocator, the collector and the clock, shared by every
+// timer package.
+func BenchmarkW7Floor(b *testing.B) {
+	type timerSized struct {
+		a, b, c, d, e, f *int
+	}
+	epoch := time.Now()
+	var seed atomic.Uint64
+	var sink atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		r := rng(seed.Add(1))
+		table := make([]*timerSized, 1000)
+		var sum int64
+		for pb.Next() {
+			table[r.next()%uint64(len(table))] = new(timerSized)
+			sum += int64(time.Since(epoch))
+		}
+		sink.Add(sum)
+	})
+}

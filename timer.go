@@ -202,7 +202,6 @@ func (t *Timer) Reset(d time.Duration) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.countAwayLocked()
 	t.strayLocked("Reset")
 	pending := s.cancelLocked(&t.e)
 	if !s.closed {

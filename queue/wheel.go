@@ -336,6 +336,33 @@ func (w *Wheel) Bury(e *Entry) bool {
 	}
 }
 
+// BuryAll buries every entry of es that is dead (see Bury), skipping
+// those that are not and those that are stray copies (see
+// [Entry.Stray]), which Bury would refuse with a panic; it returns how
+// many it buried. The entries are loaded, and then their neighbours in
+// their lists, side by side before any is unlinked, so that the cache
+// misses of entries last touched on other processors overlap. The
+// complexity is O(len(es)).
+func (w *Wheel) BuryAll(es []*Entry) int {
+	var sum int64
+	for _, e := range es {
+		sum += e.when.Load()
+	}
+	for _, e := range es {
+		if p, n := e.prev, e.next; p != nil && n != nil {
+			sum += p.when.Load() ^ n.when.Load()
+		}
+	}
+	w.warmSum += sum
+	buried := 0
+	for _, e := range es {
+		if !e.Stray() && w.Bury(e) {
+			buried++
+		}
+	}
+	return buried
+}
+
 // mine panics if e, a pending entry, is plainly pending in another Wheel:
 // when w has none pending, or when e is alone in a list that is not one of
 // w's. An entry of another wheel that shares its list with others is not
