@@ -138,13 +138,22 @@ func (j *Job) fire() {
 	}
 	j.next = next
 	if !next.IsZero() {
-		j.timer.Reset(next.Sub(s.w.Now()))
+		j.timer.Reset(until(next, s.w.Now()))
 	}
 	start := j.admitLocked(at)
 	s.mu.Unlock()
 	if start {
 		s.launch(j, at)
 	}
+}
+
+// until returns how long a run's timer waits for next, now being now: at
+// least a nanosecond, which the wheel rounds up to its next tick. A next
+// already past, because the clock moved on between the reading next was
+// computed from and now (a period of a few nanoseconds), so runs at the
+// next tick rather than at once, again and again within one tick.
+func until(next, now time.Time) time.Duration {
+	return max(next.Sub(now), time.Nanosecond)
 }
 
 // following returns the job's next run after the run at, now being now.

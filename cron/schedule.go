@@ -25,6 +25,10 @@ var ErrSpec = errors.New("cron: invalid spec")
 // "0 0 30 2 *" (February 30th), or whose first run is not in the future.
 var ErrNever = errors.New("cron: schedule never fires")
 
+// neverYears is how far ahead a job's first run may be: ErrNever's five
+// years, robfig/cron's horizon too.
+const neverYears = 5
+
 // ErrZone is returned, wrapped with the name, for a time zone that
 // time.LoadLocation does not know.
 var ErrZone = errors.New("cron: unknown time zone")

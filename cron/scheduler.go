@@ -244,11 +244,11 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	if s.jobs[j.name] != nil {
 		return nil, fmt.Errorf("%w %q", ErrDuplicate, j.name)
 	}
-	if !next.After(now) {
+	if !next.After(now) || next.After(now.AddDate(neverYears, 0, 0)) {
 		return nil, fmt.Errorf("%w (job %q)", ErrNever, j.name)
 	}
 	j.next = next
-	j.timer = s.w.AfterFunc(next.Sub(s.w.Now()), j.fire)
+	j.timer = s.w.AfterFunc(until(next, s.w.Now()), j.fire)
 	s.jobs[j.name] = j
 	return j, nil
 }
