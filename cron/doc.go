@@ -21,8 +21,21 @@
 // unless told), set for its next run and reset for the one after each time
 // it fires. The hierarchical wheel keeps a deadline a month out in a slot
 // of its top levels at O(1) cost, as the month/week/day wheels of the
-// reference documents do, and wakes for it only as it nears; nothing ticks
-// in between. An idle scheduler has no goroutine and no wakeup.
+// reference documents do, and wakes for it only as it nears. A scheduler
+// has no goroutine of its own.
+//
+// # The wall clock
+//
+// A job's time is a time of the wall clock, but a timer waits a duration
+// of the monotonic clock, which a step of the wall clock (NTP, a manual
+// setting) or a suspend of the machine does not move. So a scheduler with
+// jobs checks the wall clock once a minute ([WithWallClockCheck]) and sets
+// afresh the timers of the jobs due before the next check: after a
+// forward step or a resume, a run whose time has passed runs within a
+// minute (a second with WithWallClockCheck(time.Second)), as its missed-run
+// policy says; after a backward step, no run comes early or twice. The
+// check is one wakeup a minute, 60 an hour, whatever the number of jobs;
+// a scheduler without jobs does not wake.
 //
 // # Time zones and daylight saving
 //
@@ -60,8 +73,13 @@
 // a run, it returns at once instead of waiting for its caller.
 // The zero Scheduler is ready to use, as New() would make it.
 //
-// A run that falls due late, because the process was stalled, runs once;
-// the runs it missed after that are not made up.
+// A run found more than its grace period late ([WithGrace], a second by
+// default), because the process was stalled or down, the machine slept
+// or the wall clock stepped forward, is missed, and the job's [Missed]
+// policy decides ([OnMissed]): run the first missed run once (RunOnce,
+// the default), skip them (SkipMissed), or make them all up, oldest
+// first, up to MaxCatchUp (RunAll). Missed runs dropped are counted in
+// Stats.Missed.
 //
 // # Across replicas
 //
@@ -108,7 +126,8 @@
 // # Snapshots
 //
 // [Scheduler.Snapshot] writes each job's next run and [Scheduler.Restore]
-// reads them back, so that a restarted process runs, once, what fell due
-// while it was down, instead of silently skipping it. The format is
+// reads them back, so that a restarted process runs what fell due while
+// it was down, as each job's missed-run policy says, instead of silently
+// skipping it. The format is
 // documented on Snapshot.
 package cron

@@ -22,6 +22,8 @@ type Job struct {
 	loc     *time.Location
 	f       Func
 	overlap Overlap
+	missed  Missed
+	grace   time.Duration
 	timer   *timewheel.Timer // set for next; its callback is fire
 
 	claimPolicy ClaimPolicy
@@ -39,6 +41,7 @@ type Stats struct {
 	Runs    int // runs that returned or panicked
 	Panics  int // runs that panicked
 	Skipped int // runs dropped by the Skip policy
+	Missed  int // missed runs dropped by the OnMissed policy (at most MaxCatchUp a catch-up)
 
 	// With a Claimer (WithClaimer):
 	ClaimsLost  int // runs another replica had claimed, not run here
@@ -49,6 +52,7 @@ func (a *Stats) add(b Stats) {
 	a.Runs += b.Runs
 	a.Panics += b.Panics
 	a.Skipped += b.Skipped
+	a.Missed += b.Missed
 	a.ClaimsLost += b.ClaimsLost
 	a.ClaimErrors += b.ClaimErrors
 }
@@ -105,10 +109,12 @@ func (j *Job) Stats() Stats {
 }
 
 // fire is the job's timer callback: it sets the timer for the following
-// run, then starts this one as the overlap policy says. The schedule's
-// Next is called without the lock, so that it may call the scheduler; if
-// meanwhile the job was removed, the scheduler stopped, or Restore moved
-// the run (and reset the timer for it), fire leaves the job as it is.
+// run, then starts this one as the overlap policy says, or, for a run
+// found more than the grace period late, as the missed-run policy says.
+// The schedule's Next is called without the lock, so that it may call
+// the scheduler; if meanwhile the job was removed, the scheduler stopped,
+// or another fire or Restore moved the run (and reset the timer for it),
+// fire leaves the job as it is.
 func (j *Job) fire() {
 	s := j.s
 	s.mu.Lock()
@@ -117,14 +123,15 @@ func (j *Job) fire() {
 		return
 	}
 	now := s.w.Now()
-	if now.Before(j.next) { // a stale callback, or Restore moved the run
+	if now.Before(j.next) { // a stale callback, a backward step, or Restore moved the run
 		j.timer.Reset(j.next.Sub(now))
 		s.mu.Unlock()
 		return
 	}
 	at := j.next
 	s.mu.Unlock()
-	next, p := j.following(at, now)
+	late := now.Sub(at) > j.grace
+	c, p := j.following(at, now, late)
 	if p != nil {
 		// Reported once the job is in order: its runs end, and the run
 		// at at goes ahead, so that a panic handler that panics in turn
@@ -136,46 +143,55 @@ func (j *Job) fire() {
 		s.mu.Unlock()
 		return
 	}
-	j.next = next
-	if !next.IsZero() {
-		j.timer.Reset(until(next, s.w.Now()))
+	j.next = c.next
+	if !c.next.IsZero() {
+		j.timer.Reset(until(c.next, s.w.Now()))
 	}
-	start := j.admitLocked(at)
+	start := false
+	if late && j.missed == SkipMissed {
+		j.countLocked(Stats{Missed: 1 + c.dropped})
+	} else {
+		start = j.admitLocked(at)
+		j.queue = append(j.queue, c.missed...) // RunAll's: run after at, by its runner
+		j.countLocked(Stats{Missed: c.dropped})
+	}
 	s.mu.Unlock()
 	if start {
 		s.launch(j, at)
 	}
 }
 
-// until returns how long a run's timer waits for next, now being now: at
-// least a nanosecond, which the wheel rounds up to its next tick. A next
-// already past, because the clock moved on between the reading next was
-// computed from and now (a period of a few nanoseconds), so runs at the
-// next tick rather than at once, again and again within one tick.
-func until(next, now time.Time) time.Duration {
-	return max(next.Sub(now), time.Nanosecond)
-}
-
 // following returns the job's next run after the run at, now being now.
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
-// time after now. A schedule that does not move forward ends the job's
-// runs: following returns the zero time. So does one whose Next panics;
-// following then returns the panic too, recovered.
-func (j *Job) following(at, now time.Time) (next time.Time, p *recovered) {
+// time after now. If the run at is late, following also returns the runs
+// missed between at and now, up to MaxCatchUp with at: those to make up
+// under RunAll, the others counted as dropped. A schedule that does not move
+// forward ends the job's runs: following returns the zero time. So does
+// one whose Next panics; following then returns the panic too, recovered.
+func (j *Job) following(at, now time.Time, late bool) (c catchUp, p *recovered) {
 	defer func() {
 		if r := recover(); r != nil {
-			next, p = time.Time{}, &recovered{r, debug.Stack()}
+			c, p = catchUp{}, &recovered{r, debug.Stack()}
 		}
 	}()
-	next = j.sched.Next(at.In(j.loc))
+	next := j.sched.Next(at.In(j.loc))
+	for late && !next.IsZero() && !next.After(now) && 1+len(c.missed)+c.dropped < MaxCatchUp {
+		if j.missed == RunAll {
+			c.missed = append(c.missed, next)
+		} else {
+			c.dropped++
+		}
+		next = j.sched.Next(next.In(j.loc))
+	}
 	if !next.IsZero() && !next.After(now) {
 		next = j.sched.Next(now.In(j.loc))
 		if !next.After(now) {
 			next = time.Time{}
 		}
 	}
-	return next, nil
+	c.next = next
+	return c, nil
 }
 
 // recovered is a value recovered from a panic, and the panic's stack.

@@ -326,6 +326,12 @@ func TestMisuseExtremes(t *testing.T) {
 			Call: func(t *testing.T) error { cron.WithClaimPolicy(9); return nil }},
 		{Name: "OnClaimFailure(9)", Panic: "cron: OnClaimFailure called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
 			Call: func(t *testing.T) error { cron.OnClaimFailure(9); return nil }},
+		{Name: "WithWallClockCheck(-1s)", Panic: "cron: WithWallClockCheck: negative period -1s",
+			Call: func(t *testing.T) error { cron.WithWallClockCheck(-time.Second); return nil }},
+		{Name: "OnMissed(9)", Panic: "cron: OnMissed called with unknown policy Missed(9); use RunOnce, SkipMissed or RunAll",
+			Call: func(t *testing.T) error { cron.OnMissed(9); return nil }},
+		{Name: "WithGrace(-1s)", Panic: "cron: WithGrace: negative grace period -1s",
+			Call: func(t *testing.T) error { cron.WithGrace(-time.Second); return nil }},
 		{Name: "String of unknown policies", Call: func(t *testing.T) error {
 			if o, c := cron.Overlap(9).String(), cron.ClaimPolicy(9).String(); o != "Overlap(9)" || c != "ClaimPolicy(9)" {
 				t.Errorf("unknown policies print as %q and %q", o, c)

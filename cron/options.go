@@ -22,6 +22,31 @@ type config struct {
 	claimPolicy  ClaimPolicy
 	claimErr     func(job string, at time.Time, err error)
 	logger       *slog.Logger
+	wallCheck    time.Duration
+}
+
+// DefaultWallClockCheck is how often a scheduler with jobs re-reads the
+// wall clock unless WithWallClockCheck says otherwise.
+const DefaultWallClockCheck = time.Minute
+
+// WithWallClockCheck sets how often the scheduler re-reads the wall clock
+// (default [DefaultWallClockCheck]), so that its jobs keep to it when it
+// steps (NTP, a manual setting) or the machine resumes from a suspend: a
+// job's timer counts a duration on the monotonic clock, which neither
+// moves. At each check, every job due before the next one has its timer
+// set afresh from the wall clock: a job whose time has passed runs then,
+// as its [OnMissed] policy says. A run is so at most d (plus a tick) late
+// after a step or a resume of any size, and an idle scheduler with jobs
+// wakes once every d: 60 times an hour by default, 3,600 for a d of a
+// second. A scheduler without jobs does not wake. Each check costs O(n)
+// in the jobs. A d of 0 turns the check off: runs then keep to their
+// timers as set, late by as much as a forward step or a suspend.
+// WithWallClockCheck panics if d is negative.
+func WithWallClockCheck(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("cron: WithWallClockCheck: negative period %v", d))
+	}
+	return func(c *config) { c.wallCheck = d }
 }
 
 // WithWheel sets the wheel whose timers wake the jobs and whose clock the
@@ -146,6 +171,70 @@ type jobConfig struct {
 	zone        *string // nil: not set
 	overlap     Overlap
 	claimPolicy *ClaimPolicy
+	missed      Missed
+	grace       *time.Duration // nil: DefaultGrace
+}
+
+// Missed is a policy for the runs a job missed: runs whose time passed
+// while the process was down (see [Scheduler.Restore]), the machine
+// slept, the wall clock stepped forward or the process stalled, found
+// more than the job's grace period ([WithGrace]) after their time.
+type Missed uint8
+
+const (
+	// RunOnce runs the first missed run, late, and drops the others (the
+	// default): a job that must run after downtime, but once.
+	RunOnce Missed = iota
+	// SkipMissed drops the missed runs: the job goes on at its next time.
+	// A job whose run is pointless late, such as a reminder.
+	SkipMissed
+	// RunAll runs every missed run, oldest first, one after another, up
+	// to MaxCatchUp of them; the rest are dropped. A job that counts its
+	// runs, such as hourly billing.
+	RunAll
+)
+
+// MaxCatchUp is the most missed runs that RunAll makes up at once, and
+// the most that one catch-up counts in Stats.Missed.
+const MaxCatchUp = 100
+
+// DefaultGrace is a job's grace period unless WithGrace says otherwise: a
+// run that starts within it of its time is on time, not missed.
+const DefaultGrace = time.Second
+
+// String returns "run once", "skip missed" or "run all".
+func (m Missed) String() string {
+	switch m {
+	case RunOnce:
+		return "run once"
+	case SkipMissed:
+		return "skip missed"
+	case RunAll:
+		return "run all"
+	}
+	return fmt.Sprintf("Missed(%d)", uint8(m))
+}
+
+// OnMissed sets what the job does with its missed runs (default
+// RunOnce); see [Missed]. Missed runs are found when the job's timer or
+// the wall-clock check ([WithWallClockCheck]) wakes it, and after a
+// Restore; each one made up is claimed as any run is. OnMissed panics if
+// m is not RunOnce, SkipMissed or RunAll.
+func OnMissed(m Missed) JobOption {
+	if m > RunAll {
+		panic(fmt.Sprintf("cron: OnMissed called with unknown policy %v; use RunOnce, SkipMissed or RunAll", m))
+	}
+	return func(c *jobConfig) { c.missed = m }
+}
+
+// WithGrace sets how late a run may start and still count as on time
+// (default [DefaultGrace]): a run found later than that is missed, and
+// the job's [OnMissed] policy decides. WithGrace panics if d is negative.
+func WithGrace(d time.Duration) JobOption {
+	if d < 0 {
+		panic(fmt.Sprintf("cron: WithGrace: negative grace period %v", d))
+	}
+	return func(c *jobConfig) { c.grace = &d }
 }
 
 // InZone sets the job's time zone by its IANA name, like "Europe/Berlin"

@@ -61,13 +61,16 @@ type Scheduler struct {
 	claimTimeout time.Duration
 	claimPolicy  ClaimPolicy // the jobs' default
 	claimErr     func(job string, at time.Time, err error)
+	wallCheck    time.Duration // 0: no check
 
-	mu      sync.Mutex
-	idle    sync.Cond       // signalled when running drops to 0; uses mu
-	jobs    map[string]*Job // guarded by mu; nil until the Scheduler is set up
-	running int             // guarded by mu; runs in progress
-	stopped bool            // guarded by mu
-	stats   SchedulerStats  // guarded by mu; the counters, every job's
+	mu       sync.Mutex
+	checker  *timewheel.Timer // guarded by mu; the wall-clock check, nil until the first job
+	checking bool             // guarded by mu; checker is set
+	idle     sync.Cond        // signalled when running drops to 0; uses mu
+	jobs     map[string]*Job  // guarded by mu; nil until the Scheduler is set up
+	running  int              // guarded by mu; runs in progress
+	stopped  bool             // guarded by mu
+	stats    SchedulerStats   // guarded by mu; the counters, every job's
 }
 
 // New returns a Scheduler with no jobs, configured by opts; nil options
@@ -85,7 +88,7 @@ func New(opts ...Option) *Scheduler {
 }
 
 func defaults() config {
-	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout}
+	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout, wallCheck: DefaultWallClockCheck}
 }
 
 // setUpLocked makes s the Scheduler cfg describes.
@@ -102,6 +105,7 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.claimTimeout = cfg.claimTimeout
 	s.claimPolicy = cfg.claimPolicy
 	s.claimErr = cfg.claimErr
+	s.wallCheck = cfg.wallCheck
 	if s.claimErr == nil {
 		s.claimErr = logClaimError(cfg.logger)
 	}
@@ -229,6 +233,11 @@ func jobOptions(opts []JobOption) jobConfig {
 func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	j.s = s
 	j.overlap = cfg.overlap
+	j.missed = cfg.missed
+	j.grace = DefaultGrace
+	if cfg.grace != nil {
+		j.grace = *cfg.grace
+	}
 	j.claimPolicy = s.claimPolicy
 	if cfg.claimPolicy != nil {
 		j.claimPolicy = *cfg.claimPolicy
@@ -250,6 +259,7 @@ func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
 	j.next = next
 	j.timer = s.w.AfterFunc(until(next, s.w.Now()), j.fire)
 	s.jobs[j.name] = j
+	s.checkLaterLocked()
 	return j, nil
 }
 
@@ -324,6 +334,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		for _, j := range s.jobs {
 			j.timer.Stop()
 			j.queue = nil
+		}
+		if s.checker != nil {
+			s.checker.Stop()
+			s.checking = false
 		}
 	}
 	if s.running > 0 && inRun() {

@@ -87,9 +87,10 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 }
 
 // Restore reads a snapshot written by Snapshot and gives each job found
-// in it, by name, the next run it had. A run whose time passed while the
-// process was down runs once, at once, with that time as its at (the
-// missed runs after it are not made up). A job whose spec or zone changed
+// in it, by name, the next run it had. The runs whose time passed while
+// the process was down are missed runs: at once, the job runs the first
+// of them once, skips them or makes them all up, as its [OnMissed] policy
+// says (a run within the grace period, [WithGrace], runs as on time). A job whose spec or zone changed
 // since the snapshot, or that has no run recorded, keeps the schedule it
 // has; records of jobs not added are ignored.
 //
