@@ -73,6 +73,9 @@ func TestWallClockJumpForward(t *testing.T) {
 				if late := ran[0].Sub(eight.Add(2 * time.Hour)); late > check {
 					t.Fatalf("ran %v after the jump, want at most the check's %v", late, check)
 				}
+				if check < time.Minute {
+					return // a day of checks a second: 86,400 wakeups
+				}
 				f.clk.AdvanceTo(eight.Add(25 * time.Hour))
 				at, ran = r.take()
 				wantTimes(t, "the day after", at, []time.Time{eight.Add(25 * time.Hour)})
