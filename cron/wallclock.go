@@ -46,7 +46,7 @@ func (s *Scheduler) checkWall() {
 		if j.next.IsZero() {
 			continue
 		}
-		if d := j.next.Sub(now); d <= s.wallCheck {
+		if d := j.next.Add(j.delay).Sub(now); d <= s.wallCheck {
 			j.timer.Reset(max(d, 0))
 		}
 	}
