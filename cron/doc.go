@@ -73,6 +73,18 @@
 // a run, it returns at once instead of waiting for its caller.
 // The zero Scheduler is ready to use, as New() would make it.
 //
+// Per job, options on Add and AddSchedule add a random delay to each run
+// ([WithJitter]), bound the runs to dates ([WithStartAt], [WithStopAt])
+// or to a number ([WithLimitRuns]), count an "@every" period from the end
+// of each run ([WithIntervalFromCompletion]), and choose the rule for a
+// time the spring change skips ([OnSkippedTime]); [At] and "@at" specs
+// are one-time jobs. Per scheduler, options on New bound the runs going
+// at once ([WithConcurrencyLimit]) and hook every run ([WithHooks]); a
+// job made by [Returning] returns an error, counted in Stats.Errors.
+// [Scheduler.RunNow] runs a job at once, [Job.NextRuns] lists its next
+// runs, and [Scheduler.Update] changes its schedule and options in one
+// step.
+//
 // A run found more than its grace period late ([WithGrace], a second by
 // default), because the process was stalled or down, the machine slept
 // or the wall clock stepped forward, is missed, and the job's [Missed]
