@@ -350,7 +350,7 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 			next := s.doneLocked(j)
 			s.mu.Unlock()
 			if next.j != nil {
-				s.launch(next.j, next.at)
+				go s.runs(next.j, next.at) // not inline, inside a panic's unwinding
 			}
 		}
 	}()

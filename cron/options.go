@@ -338,8 +338,9 @@ type Hooks struct {
 	AfterError func(job string, at time.Time, took time.Duration, err error)
 }
 
-// WithHooks sets the hooks called around each run (default none). It
-// costs two readings of the clock a run.
+// WithHooks sets the hooks called around each run (default none). The
+// duration they get is read on the wheel's clock, monotonic for the real
+// one.
 func WithHooks(h Hooks) Option {
 	return func(c *config) { c.hooks = h }
 }

@@ -41,7 +41,7 @@ func (s *Scheduler) Stats() SchedulerStats {
 
 // started counts a run scheduled for at that starts now.
 func (s *Scheduler) started(at time.Time) {
-	if s.w.Since(at) < LateAfter {
+	if s.w.Now().Sub(at) < LateAfter { // on the wall clock, as at is
 		return
 	}
 	s.mu.Lock()
