@@ -249,6 +249,14 @@ func (j *Job) limitLocked(c catchUp) catchUp {
 	return c
 }
 
+// catchUp is what a fire found due: the runs missed after the first, to
+// make up, how many more were dropped, and the next run after now.
+type catchUp struct {
+	missed  []time.Time
+	dropped int
+	next    time.Time
+}
+
 // following returns the job's next run after the run at, now being now.
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first

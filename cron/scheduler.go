@@ -72,7 +72,8 @@ func (s *Scheduler) after(job string, at time.Time, took time.Duration, err erro
 
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
 // the wheel, set for its next run, so a job due next month costs one
-// pending timer and nothing else until then; see the package
+// pending timer and nothing else until then; a scheduler with jobs holds
+// one more, the wall-clock check ([WithWallClockCheck]). See the package
 // documentation.
 //
 // The zero Scheduler is ready to use: it is the Scheduler New() returns,

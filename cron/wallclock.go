@@ -53,14 +53,6 @@ func (s *Scheduler) checkWall() {
 	s.checkLaterLocked()
 }
 
-// catchUp is what a fire found due: the runs missed after the first, to
-// make up, how many more were dropped, and the next run after now.
-type catchUp struct {
-	missed  []time.Time
-	dropped int
-	next    time.Time
-}
-
 // until returns how long a run's timer waits for next, now being now: at
 // least a nanosecond, which the wheel rounds up to its next tick. A next
 // already past, because the clock moved on between the reading next was
