@@ -98,7 +98,9 @@ func (v *Virtual) Now() time.Time {
 // reading t as a time Now returned: a step of the wall clock after t, or
 // a suspend, does not change it, as for the real clock's readings. A t
 // that Now returned both before and after a backward step is read as the
-// earlier. Without steps, Since(t) is Now().Sub(t). The complexity is
+// earlier, so that a wheel made before the step keeps to its epoch; one
+// made in the stretch a backward step repeats would not, so make wheels
+// before stepping back. Without steps, Since(t) is Now().Sub(t). The complexity is
 // O(s) in the steps and suspends made.
 func (v *Virtual) Since(t time.Time) time.Duration {
 	v.lock("Since")
