@@ -38,8 +38,8 @@ func (l *runLog) job(name string) cron.Func {
 // TestCombinedOptionsRace: jobs with jitter, Queue, RunAll and a
 // concurrency limit that waits, runs on goroutines of their own, the
 // wall clock stepping forward and the machine suspending at random, and
-// RunNow from another goroutine: no run starts early, none runs twice,
-// none is missing. Run under -race.
+// RunNow and Update from another goroutine: no run starts early, none
+// runs twice, none is missing. Run under -race.
 func TestCombinedOptionsRace(t *testing.T) {
 	f := newGoroutineFixture(t, jan5, cron.WithConcurrencyLimit(2, cron.LimitWait))
 	log := &runLog{clk: f.clk, runs: map[string][]time.Time{}, t: t}
@@ -55,12 +55,19 @@ func TestCombinedOptionsRace(t *testing.T) {
 	if _, err := f.s.Add("manual", "0 0 1 1 *", log.job("manual"), cron.WithOverlap(cron.Queue)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.s.Add("updated", "* * * * *", log.job("updated")); err != nil {
+		t.Fatal(err)
+	}
 	const manual = 20
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range manual {
+		for i := range manual {
 			if err := f.s.RunNow("manual"); err != nil {
+				t.Error(err)
+			}
+			spec := []string{"* * * * *", "*/2 * * * *"}[i%2]
+			if _, err := f.s.Update("updated", spec, cron.WithJitter(time.Duration(i)*time.Second)); err != nil {
 				t.Error(err)
 			}
 			runtime.Gosched()
@@ -100,10 +107,24 @@ func TestCombinedOptionsRace(t *testing.T) {
 			}
 		}
 	}
+	seen := map[time.Time]bool{}
+	for _, at := range log.runs["updated"] {
+		if seen[at] || at.Second() != 0 {
+			t.Fatalf("updated: run at %v twice or off the minute", at)
+		}
+		seen[at] = true
+	}
 	if n := len(log.runs["manual"]); n != manual {
 		t.Fatalf("%d runs of RunNow, want %d", n, manual)
 	}
-	if st := f.s.Stats(); st.Skipped != 0 || st.Limited != 0 || st.Missed != 0 {
-		t.Fatalf("runs dropped: %+v", st)
+	for _, p := range append(periods, 0) {
+		name := fmt.Sprint("every ", p)
+		if p == 0 {
+			name = "manual"
+		}
+		j, _ := f.s.Job(name)
+		if st := j.Stats(); st.Skipped != 0 || st.Limited != 0 || st.Missed != 0 {
+			t.Fatalf("%s: runs dropped: %+v", name, st)
+		}
 	}
 }

@@ -323,8 +323,9 @@ func (s *Scheduler) add(name, spec string, sched Schedule, loc *time.Location, f
 // one step: the job is never missing, and keeps its func, its counts and
 // its runs in progress. spec and opts are read as Add reads them, and
 // replace the job's former spec and options whole (a job of AddSchedule
-// gets a spec). The next run is the first of the new schedule after now;
-// a limit of runs counts afresh. Update returns an error wrapping ErrNoJob
+// gets a spec). The next run is the first of the new schedule after now
+// (a run whose time has come but that has not started, held by its
+// jitter, is dropped); a limit of runs counts afresh. Update returns an error wrapping ErrNoJob
 // for an unknown name, and the errors of Add, but for ErrDuplicate; on an
 // error, the job is left as it was. The complexity is O(1) plus one call
 // of the schedule's Next.
