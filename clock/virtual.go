@@ -3,6 +3,7 @@ package clock
 import (
 	"container/heap"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -26,6 +27,18 @@ import (
 // callbacks have started such timers a million times in a row at one
 // instant (see [Virtual.AdvanceTo]).
 //
+// # Wall clock and monotonic clock
+//
+// A real machine has two clocks: the wall clock, which [time.Now] reads
+// and which NTP, an administrator or a resume from suspend can step, and
+// the monotonic clock, which timers and Since follow and nothing steps.
+// A Virtual keeps them apart the same way. Its timers, Since, Advance
+// and AdvanceNext move on the monotonic clock; Now, Next and AdvanceTo
+// read and take wall-clock times. The two agree until [Virtual.StepWall]
+// or [Virtual.Suspend] moves the wall clock alone: after StepWall(time.Hour),
+// Now reads an hour later, and a timer set for a minute still runs a
+// minute of Advance later, as a Go timer does after a step.
+//
 // The zero Virtual is a clock at the zero time.Time (January 1, year 1,
 // 00:00:00 UTC), ready to use; [NewVirtual] starts one at another time. A
 // Virtual must not be copied after first use.
@@ -37,9 +50,19 @@ import (
 // at once run their callbacks concurrently, each on its own goroutine.
 type Virtual struct {
 	mu     sync.Mutex
-	now    time.Time   // guarded by mu
-	timers virtualHeap // guarded by mu
-	seq    uint64      // guarded by mu; start order of timers
+	now    time.Time     // guarded by mu; the monotonic clock, which timers follow
+	off    time.Duration // guarded by mu; the wall clock's lead over now
+	steps  []wallStep    // guarded by mu; every move of off, oldest first
+	timers virtualHeap   // guarded by mu
+	seq    uint64        // guarded by mu; start order of timers
+}
+
+// wallStep records a move of the wall clock: the monotonic instant at
+// which it was made and the wall clock's lead before it. Since reads the
+// times Now returned before the step by it.
+type wallStep struct {
+	at     time.Time
+	before time.Duration
 }
 
 // rearmLimit is how many timers due at once, started or reset by callbacks
@@ -64,18 +87,82 @@ func NewVirtual(start time.Time) *Virtual {
 	return &Virtual{now: start}
 }
 
-// Now returns the clock's current time.
+// Now returns the clock's current time: the wall clock's reading.
 func (v *Virtual) Now() time.Time {
 	v.lock("Now")
 	defer v.mu.Unlock()
-	return v.now
+	return v.wallLocked(v.now)
 }
 
-// Since returns the virtual time elapsed since t.
+// Since returns the virtual time elapsed since t on the monotonic clock,
+// reading t as a time Now returned: a step of the wall clock after t, or
+// a suspend, does not change it, as for the real clock's readings. A t
+// that Now returned both before and after a backward step is read as the
+// earlier, so that a wheel made before the step keeps to its epoch; one
+// made in the stretch a backward step repeats would not, so make wheels
+// before stepping back. Without steps, Since(t) is Now().Sub(t). The complexity is
+// O(s) in the steps and suspends made.
 func (v *Virtual) Since(t time.Time) time.Duration {
 	v.lock("Since")
 	defer v.mu.Unlock()
-	return v.now.Sub(t)
+	return v.now.Sub(v.monoLocked(t))
+}
+
+// StepWall steps the wall clock by d, forward or back, as NTP or a
+// manual setting of the clock does: Now moves by d at once, while the
+// monotonic clock does not, so no timer runs, none moves, and Since of
+// an earlier reading is unchanged. The complexity is O(1).
+func (v *Virtual) StepWall(d time.Duration) {
+	v.lock("StepWall")
+	defer v.mu.Unlock()
+	v.stepLocked(d)
+}
+
+// Suspend simulates the machine sleeping for d and waking: the wall
+// clock moves forward by d while the monotonic clock, as Go's does on
+// Linux, macOS and Windows, stands still, so that timers due in the
+// sleep run late by its length, as on the real clock. It is StepWall(d)
+// under a name that says why. Suspend panics if d is negative. The
+// complexity is O(1).
+func (v *Virtual) Suspend(d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("clock: Virtual.Suspend called with negative duration %v", d))
+	}
+	v.lock("Suspend")
+	defer v.mu.Unlock()
+	v.stepLocked(d)
+}
+
+// stepLocked moves the wall clock by d, saturating its lead.
+func (v *Virtual) stepLocked(d time.Duration) {
+	if d == 0 {
+		return
+	}
+	v.steps = append(v.steps, wallStep{at: v.now, before: v.off})
+	off := v.off + d
+	switch {
+	case d > 0 && off < v.off:
+		off = math.MaxInt64
+	case d < 0 && off > v.off:
+		off = math.MinInt64
+	}
+	v.off = off
+}
+
+// wallLocked returns the wall clock's reading at the monotonic instant
+// mono, at the current lead.
+func (v *Virtual) wallLocked(mono time.Time) time.Time { return mono.Add(v.off) }
+
+// monoLocked returns the monotonic instant at which Now returned the wall
+// reading t: by the lead of the earliest stretch between steps whose
+// readings reach t, or else the current lead.
+func (v *Virtual) monoLocked(t time.Time) time.Time {
+	for _, s := range v.steps {
+		if !t.After(s.at.Add(s.before)) {
+			return t.Add(-s.before)
+		}
+	}
+	return t.Add(-v.off)
 }
 
 // AfterFunc calls f, on the goroutine advancing the clock, once the clock
@@ -102,15 +189,15 @@ func (v *Virtual) Len() int {
 	return len(v.timers)
 }
 
-// Next returns the deadline of the earliest pending timer, and false if
-// there is none.
+// Next returns the deadline of the earliest pending timer, on the wall
+// clock as Now reads it, and false if there is none.
 func (v *Virtual) Next() (time.Time, bool) {
 	v.lock("Next")
 	defer v.mu.Unlock()
 	if len(v.timers) == 0 {
 		return time.Time{}, false
 	}
-	return v.timers[0].when, true
+	return v.wallLocked(v.timers[0].when), true
 }
 
 // Advance moves the clock forward by d, stopping at each pending deadline
@@ -125,9 +212,10 @@ func (v *Virtual) Advance(d time.Duration) int {
 	return v.advanceLocked("Advance", v.now.Add(d))
 }
 
-// AdvanceTo moves the clock forward to t as Advance does and returns the
-// number of callbacks it ran. AdvanceTo panics if t is before the current
-// time: a virtual clock never goes backwards. If a callback has advanced
+// AdvanceTo moves the clock forward until Now reads t, as Advance does,
+// and returns the number of callbacks it ran. AdvanceTo panics if t is
+// before the current time: a virtual clock never goes backwards (but see
+// StepWall). If a callback has advanced
 // the clock past t, the clock stays where the callback left it.
 //
 // A callback's panic goes up through AdvanceTo and leaves the clock at
@@ -138,12 +226,11 @@ func (v *Virtual) Advance(d time.Duration) int {
 // the clock move on.
 func (v *Virtual) AdvanceTo(t time.Time) int {
 	v.lock("AdvanceTo")
-	if t.Before(v.now) {
-		now := v.now
+	if now := v.wallLocked(v.now); t.Before(now) {
 		v.mu.Unlock()
 		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
 	}
-	return v.advanceLocked("AdvanceTo", t)
+	return v.advanceLocked("AdvanceTo", t.Add(-v.off))
 }
 
 // AdvanceNext moves the clock to the earliest pending deadline and runs
@@ -162,9 +249,9 @@ func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	return d, true
 }
 
-// advanceLocked runs the callbacks due by t, with v.mu held on entry and
-// released on return, and moves the clock to t unless a callback moved it
-// further. method names the caller in panics.
+// advanceLocked runs the callbacks due by t, a monotonic instant, with
+// v.mu held on entry and released on return, and moves the clock to t
+// unless a callback moved it further. method names the caller in panics.
 func (v *Virtual) advanceLocked(method string, t time.Time) int {
 	seq0 := v.seq // timers started or reset from here on are this advance's
 	var at time.Time
@@ -183,7 +270,7 @@ func (v *Virtual) advanceLocked(method string, t time.Time) int {
 			}
 			if rearmed++; rearmed > rearmLimit {
 				v.mu.Unlock()
-				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, at, rearmLimit))
+				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, v.wallLocked(at), rearmLimit))
 			}
 		} else {
 			rearmed = 0

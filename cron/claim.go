@@ -87,13 +87,14 @@ func (p ClaimPolicy) String() string {
 // AtLeastOnce before Stop gave up. It is called on the run's goroutine, never with s.mu held,
 // and waits for the Claimer at most the claim timeout. A Claim that
 // panics is a failed claim whose panic goes to the panic handler.
-func (s *Scheduler) claim(j *Job, at time.Time) bool {
+func (s *Scheduler) claim(j *Job, set *jobSet, at time.Time) bool {
 	if s.claimer == nil {
 		return true
 	}
+	at = at.In(set.loc)
 	won, err := s.ask(j, at)
 	if err == errClaimPanicked { // counted and reported
-		return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
+		return set.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
 	}
 	if err == nil {
 		if !won {
@@ -102,15 +103,15 @@ func (s *Scheduler) claim(j *Job, at time.Time) bool {
 		return won
 	}
 	s.count(j, Stats{ClaimErrors: 1})
-	s.claimErr(j.name, at.In(j.loc), err)
+	s.claimErr(j.name, at, err)
 	// A claim cut short because Stop gave up waiting starts no run.
-	return j.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
+	return set.claimPolicy == AtLeastOnce && s.ctx.Err() == nil
 }
 
 // errClaimPanicked is what ask returns for a Claim that panicked.
 var errClaimPanicked = errors.New("cron: Claim panicked")
 
-// ask asks the Claimer for j's run at at. If Claim panics, ask counts a
+// ask asks the Claimer for j's run at at, in the job's zone. If Claim panics, ask counts a
 // claim error, gives the panic to the panic handler and returns
 // errClaimPanicked.
 func (s *Scheduler) ask(j *Job, at time.Time) (won bool, err error) {
@@ -123,7 +124,7 @@ func (s *Scheduler) ask(j *Job, at time.Time) (won bool, err error) {
 			s.reportPanic(j.name, "Claim", r, nil)
 		}
 	}()
-	return s.claimer.Claim(ctx, j.name, at.In(j.loc))
+	return s.claimer.Claim(ctx, j.name, at)
 }
 
 // logClaimError returns the default claim error handler: it logs the

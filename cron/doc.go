@@ -21,8 +21,21 @@
 // unless told), set for its next run and reset for the one after each time
 // it fires. The hierarchical wheel keeps a deadline a month out in a slot
 // of its top levels at O(1) cost, as the month/week/day wheels of the
-// reference documents do, and wakes for it only as it nears; nothing ticks
-// in between. An idle scheduler has no goroutine and no wakeup.
+// reference documents do, and wakes for it only as it nears. A scheduler
+// has no goroutine of its own.
+//
+// # The wall clock
+//
+// A job's time is a time of the wall clock, but a timer waits a duration
+// of the monotonic clock, which a step of the wall clock (NTP, a manual
+// setting) or a suspend of the machine does not move. So a scheduler with
+// jobs checks the wall clock once a minute ([WithWallClockCheck]) and sets
+// afresh the timers of the jobs due before the next check: after a
+// forward step or a resume, a run whose time has passed runs within a
+// minute (a second with WithWallClockCheck(time.Second)), as its missed-run
+// policy says; after a backward step, no run comes early or twice. The
+// check is one wakeup a minute, 60 an hour, whatever the number of jobs;
+// a scheduler without jobs does not wake.
 //
 // # Time zones and daylight saving
 //
@@ -60,8 +73,25 @@
 // a run, it returns at once instead of waiting for its caller.
 // The zero Scheduler is ready to use, as New() would make it.
 //
-// A run that falls due late, because the process was stalled, runs once;
-// the runs it missed after that are not made up.
+// Per job, options on Add and AddSchedule add a random delay to each run
+// ([WithJitter]), bound the runs to dates ([WithStartAt], [WithStopAt])
+// or to a number ([WithLimitRuns]), count an "@every" period from the end
+// of each run ([WithIntervalFromCompletion]), and choose the rule for a
+// time the spring change skips ([OnSkippedTime]); [At] and "@at" specs
+// are one-time jobs. Per scheduler, options on New bound the runs going
+// at once ([WithConcurrencyLimit]) and hook every run ([WithHooks]); a
+// job made by [Returning] returns an error, counted in Stats.Errors.
+// [Scheduler.RunNow] runs a job at once, [Job.NextRuns] lists its next
+// runs, and [Scheduler.Update] changes its schedule and options in one
+// step.
+//
+// A run found more than its grace period late ([WithGrace], a second by
+// default), because the process was stalled or down, the machine slept
+// or the wall clock stepped forward, is missed, and the job's [Missed]
+// policy decides ([OnMissed]): run the first missed run once (RunOnce,
+// the default), skip them (SkipMissed), or make them all up, oldest
+// first, up to MaxCatchUp (RunAll). Missed runs dropped are counted in
+// Stats.Missed.
 //
 // # Across replicas
 //
@@ -93,22 +123,27 @@
 // Jobs are tested on a [clock.Virtual] with a wheel whose executor is
 // [timewheel.Inline] and a scheduler made [WithInline]: the clock moves
 // only when told, stopping at each run, and when Advance returns every run
-// due has returned. Years of schedule take milliseconds:
+// due has returned. A year of schedule takes a quarter of a second, most
+// of it the wall-clock check's half a million wakeups; with a check an
+// hour, milliseconds:
 //
 //	clk := clock.NewVirtual(start)
 //	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
-//	s := cron.New(cron.WithWheel(w), cron.WithInline())
+//	s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithWallClockCheck(time.Hour))
 //	s.Add("report", "0 9 * * TUE", record)
 //	clk.Advance(365 * 24 * time.Hour) // 52 runs
 //
 // Without WithInline, runs are on their own goroutines; the decision to
 // start, skip or queue a run is still made before Advance returns, and
-// Stop waits for the runs.
+// Stop waits for the runs. The clock's StepWall and Suspend move its wall
+// clock alone, as NTP and a sleeping laptop do, for tests of what a job
+// does then.
 //
 // # Snapshots
 //
 // [Scheduler.Snapshot] writes each job's next run and [Scheduler.Restore]
-// reads them back, so that a restarted process runs, once, what fell due
-// while it was down, instead of silently skipping it. The format is
+// reads them back, so that a restarted process runs what fell due while
+// it was down, as each job's missed-run policy says, instead of silently
+// skipping it. The format is
 // documented on Snapshot.
 package cron

@@ -13,12 +13,13 @@ import (
 )
 
 // A year of "every Tuesday at 9:00" in Berlin, on a virtual clock: the
-// clock stops at each run, so the year takes milliseconds.
+// clock stops at each run, and at each check of the wall clock, here one
+// an hour, so the year takes milliseconds.
 func Example() {
 	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
 	defer w.Close()
-	s := cron.New(cron.WithWheel(w), cron.WithInline())
+	s := cron.New(cron.WithWheel(w), cron.WithInline(), cron.WithWallClockCheck(time.Hour))
 	defer s.Stop(context.Background())
 
 	var runs []time.Time

@@ -1,6 +1,9 @@
 package cron
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
 	"time"
 
@@ -15,22 +18,20 @@ import (
 //
 // A Job is safe for concurrent use.
 type Job struct {
-	s       *Scheduler
-	name    string
-	spec    string // "" for AddSchedule
-	sched   Schedule
-	loc     *time.Location
-	f       Func
-	overlap Overlap
-	timer   *timewheel.Timer // set for next; its callback is fire
+	s     *Scheduler
+	name  string
+	f     Func
+	timer *timewheel.Timer // set for next plus delay; its callback is fire
 
-	claimPolicy ClaimPolicy
-
-	next    time.Time   // guarded by s.mu; zero when no run is left
-	running int         // guarded by s.mu; runs of this job in progress
-	queue   []time.Time // guarded by s.mu; runs waiting, under Queue
-	removed bool        // guarded by s.mu
-	stats   Stats       // guarded by s.mu
+	set      *jobSet       // guarded by s.mu; replaced whole by Update, never changed
+	next     time.Time     // guarded by s.mu; zero when no run is left, or while a run counted from its end goes
+	delay    time.Duration // guarded by s.mu; next's jitter: the timer waits for next+delay
+	fired    int           // guarded by s.mu; instants of the schedule fallen due, for WithLimitRuns
+	afterRun bool          // guarded by s.mu; the next run is set when the running one ends (WithIntervalFromCompletion)
+	running  int           // guarded by s.mu; runs of this job in progress, or waiting for a slot (WithConcurrencyLimit)
+	queue    []time.Time   // guarded by s.mu; runs waiting, under Queue or RunAll
+	removed  bool          // guarded by s.mu
+	stats    Stats         // guarded by s.mu
 }
 
 // Stats counts what happened to a job's runs, or to all the runs of a
@@ -38,7 +39,10 @@ type Job struct {
 type Stats struct {
 	Runs    int // runs that returned or panicked
 	Panics  int // runs that panicked
+	Errors  int // runs that returned an error (see Returning)
 	Skipped int // runs dropped by the Skip policy
+	Missed  int // missed runs dropped by the OnMissed policy (at most MaxCatchUp a catch-up)
+	Limited int // runs dropped by the scheduler's concurrency limit (LimitSkip)
 
 	// With a Claimer (WithClaimer):
 	ClaimsLost  int // runs another replica had claimed, not run here
@@ -48,7 +52,10 @@ type Stats struct {
 func (a *Stats) add(b Stats) {
 	a.Runs += b.Runs
 	a.Panics += b.Panics
+	a.Errors += b.Errors
 	a.Skipped += b.Skipped
+	a.Missed += b.Missed
+	a.Limited += b.Limited
 	a.ClaimsLost += b.ClaimsLost
 	a.ClaimErrors += b.ClaimErrors
 }
@@ -70,15 +77,20 @@ func (j *Job) notNil(method string) {
 // complexity is O(1).
 func (j *Job) Location() *time.Location {
 	j.notNil("Location")
-	if j.loc == nil {
+	if j.s == nil {
 		return time.UTC
 	}
-	return j.loc
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	return j.set.loc
 }
 
 // Next returns the time of the job's next run, in its zone, or the zero
 // time if it has none left, has been removed, its scheduler stopped or its
-// wheel closed, or it is a zero Job. The complexity is O(1).
+// wheel closed, or it is a zero Job; for a job whose interval counts from
+// the end of its runs ([WithIntervalFromCompletion]), also while a run is
+// going. The time is the schedule's, without the run's jitter. The
+// complexity is O(1).
 func (j *Job) Next() time.Time {
 	j.notNil("Next")
 	if j.s == nil {
@@ -89,7 +101,43 @@ func (j *Job) Next() time.Time {
 	if j.removed || j.s.stoppedLocked() != nil || j.next.IsZero() {
 		return time.Time{}
 	}
-	return j.next.In(j.loc)
+	return j.next.In(j.set.loc)
+}
+
+// NextRuns returns the job's next n runs, in its zone, as Next would
+// return them one after the other: fewer if it has fewer left, none where
+// Next returns the zero time. It calls the schedule's Next n-1 times,
+// without the scheduler's lock. NextRuns panics if n is negative. The
+// complexity is O(n).
+func (j *Job) NextRuns(n int) []time.Time {
+	j.notNil("NextRuns")
+	if n < 0 {
+		panic(fmt.Sprintf("cron: NextRuns called with negative count %d", n))
+	}
+	next := j.Next()
+	if next.IsZero() || n == 0 {
+		return nil
+	}
+	j.s.mu.Lock()
+	set, limit := j.set, j.set.limit-j.fired
+	j.s.mu.Unlock()
+	if set.limit > 0 {
+		n = min(n, limit)
+	}
+	runs := []time.Time{next}
+	for len(runs) < n && set.every == 0 {
+		t := set.sched.Next(next)
+		if !t.After(next) {
+			break
+		}
+		next = t.In(set.loc)
+		runs = append(runs, next)
+	}
+	for len(runs) < n && set.every > 0 { // from the end of runs that take no time
+		next = next.Add(set.every)
+		runs = append(runs, next)
+	}
+	return runs
 }
 
 // Stats returns the job's counts so far, zero for a zero Job. The
@@ -105,10 +153,12 @@ func (j *Job) Stats() Stats {
 }
 
 // fire is the job's timer callback: it sets the timer for the following
-// run, then starts this one as the overlap policy says. The schedule's
-// Next is called without the lock, so that it may call the scheduler; if
-// meanwhile the job was removed, the scheduler stopped, or Restore moved
-// the run (and reset the timer for it), fire leaves the job as it is.
+// run, then starts this one as the overlap policy says, or, for a run
+// found more than the grace period late, as the missed-run policy says.
+// The schedule's Next is called without the lock, so that it may call
+// the scheduler; if meanwhile the job was removed or updated, the
+// scheduler stopped, or another fire or Restore moved the run (and reset
+// the timer for it), fire leaves the job as it is.
 func (j *Job) fire() {
 	s := j.s
 	s.mu.Lock()
@@ -117,14 +167,15 @@ func (j *Job) fire() {
 		return
 	}
 	now := s.w.Now()
-	if now.Before(j.next) { // a stale callback, or Restore moved the run
-		j.timer.Reset(j.next.Sub(now))
+	if due := j.next.Add(j.delay); now.Before(due) { // a stale callback, a backward step, or Restore moved the run
+		j.timer.Reset(due.Sub(now))
 		s.mu.Unlock()
 		return
 	}
-	at := j.next
+	at, set, delay := j.next, j.set, j.delay
 	s.mu.Unlock()
-	next, p := j.following(at, now)
+	late := now.Sub(at.Add(delay)) > set.grace
+	c, p := set.following(at, now, late)
 	if p != nil {
 		// Reported once the job is in order: its runs end, and the run
 		// at at goes ahead, so that a panic handler that panics in turn
@@ -132,41 +183,112 @@ func (j *Job) fire() {
 		defer s.reportPanic(j.name, "Schedule.Next", p.v, p.stack)
 	}
 	s.mu.Lock()
-	if j.removed || s.stopped || !j.next.Equal(at) {
+	if j.removed || s.stopped || !j.next.Equal(at) || j.set != set {
 		s.mu.Unlock()
 		return
 	}
-	j.next = next
-	if !next.IsZero() {
-		j.timer.Reset(next.Sub(s.w.Now()))
+	c = j.limitLocked(c)
+	if set.every > 0 {
+		c.next, c.missed = time.Time{}, nil // set when the run ends
+		j.afterRun = true
 	}
-	start := j.admitLocked(at)
+	j.setNextLocked(c.next, s.w.Now())
+	start, admitted := false, false
+	if late && set.missed == SkipMissed {
+		j.countLocked(Stats{Missed: 1 + c.dropped})
+	} else {
+		start, admitted = j.admitLocked(at)
+		if admitted {
+			j.queue = append(j.queue, c.missed...) // RunAll's: run after at, by its runner
+		} else {
+			c.dropped += len(c.missed)
+		}
+		j.countLocked(Stats{Missed: c.dropped})
+	}
+	if j.afterRun && !admitted { // no run will end to set the next
+		j.afterRun = false
+		j.setNextLocked(s.w.Now().Add(set.every), s.w.Now())
+	}
 	s.mu.Unlock()
 	if start {
 		s.launch(j, at)
 	}
 }
 
+// setNextLocked makes next the job's next run, draws its jitter and sets
+// the timer for it, now being now; a zero next stops the timer.
+func (j *Job) setNextLocked(next, now time.Time) {
+	j.next = next
+	j.delay = 0
+	if next.IsZero() {
+		j.timer.Stop()
+		return
+	}
+	if jit := j.set.jitter; jit > 0 {
+		j.delay = time.Duration(rand.Int64N(int64(jit)))
+	}
+	j.timer.Reset(until(next.Add(j.delay), now))
+}
+
+// limitLocked counts the run at and the runs c made up or dropped against
+// the job's limit (WithLimitRuns), and cuts c short at it: no next run
+// once the limit is reached.
+func (j *Job) limitLocked(c catchUp) catchUp {
+	limit := j.set.limit
+	if limit == 0 {
+		return c
+	}
+	j.fired++
+	if left := limit - j.fired; len(c.missed) > left {
+		c.missed = c.missed[:left]
+	}
+	j.fired += len(c.missed) + c.dropped
+	if j.fired >= limit {
+		c.next = time.Time{}
+	}
+	return c
+}
+
+// catchUp is what a fire found due: the runs missed after the first, to
+// make up, how many more were dropped, and the next run after now.
+type catchUp struct {
+	missed  []time.Time
+	dropped int
+	next    time.Time
+}
+
 // following returns the job's next run after the run at, now being now.
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
-// time after now. A schedule that does not move forward ends the job's
-// runs: following returns the zero time. So does one whose Next panics;
-// following then returns the panic too, recovered.
-func (j *Job) following(at, now time.Time) (next time.Time, p *recovered) {
+// time after now. If the run at is late, following also returns the runs
+// missed between at and now, up to MaxCatchUp with at: those to make up
+// under RunAll, the others counted as dropped. A schedule that does not
+// move forward ends the job's runs: following returns the zero time. So
+// does one whose Next panics; following then returns the panic too,
+// recovered.
+func (set *jobSet) following(at, now time.Time, late bool) (c catchUp, p *recovered) {
 	defer func() {
 		if r := recover(); r != nil {
-			next, p = time.Time{}, &recovered{r, debug.Stack()}
+			c, p = catchUp{}, &recovered{r, debug.Stack()}
 		}
 	}()
-	next = j.sched.Next(at.In(j.loc))
+	next := set.sched.Next(at.In(set.loc))
+	for late && !next.IsZero() && !next.After(now) && 1+len(c.missed)+c.dropped < MaxCatchUp {
+		if set.missed == RunAll {
+			c.missed = append(c.missed, next)
+		} else {
+			c.dropped++
+		}
+		next = set.sched.Next(next.In(set.loc))
+	}
 	if !next.IsZero() && !next.After(now) {
-		next = j.sched.Next(now.In(j.loc))
+		next = set.sched.Next(now.In(set.loc))
 		if !next.After(now) {
 			next = time.Time{}
 		}
 	}
-	return next, nil
+	c.next = next
+	return c, nil
 }
 
 // recovered is a value recovered from a panic, and the panic's stack.
@@ -175,20 +297,37 @@ type recovered struct {
 	stack []byte
 }
 
-// admitLocked applies the overlap policy to a run due at at and reports
-// whether to start it now.
-func (j *Job) admitLocked(at time.Time) bool {
+// admitLocked applies the overlap policy, then the scheduler's
+// concurrency limit, to a run due at at. It reports whether to start it
+// now, and whether it is admitted at all: started, queued behind the
+// job's running run, or waiting for a slot.
+func (j *Job) admitLocked(at time.Time) (start, admitted bool) {
+	s := j.s
 	switch {
-	case j.running == 0 || j.overlap == Allow:
-		j.running++
-		j.s.running++
-		return true
-	case j.overlap == Queue:
+	case j.running > 0 && j.set.overlap == Queue:
 		j.queue = append(j.queue, at)
-	default:
+		return false, true
+	case j.running > 0 && j.set.overlap != Allow:
 		j.countLocked(Stats{Skipped: 1})
+		return false, false
+	case s.limit > 0 && s.running >= s.limit && s.limitMode == LimitSkip:
+		j.countLocked(Stats{Limited: 1})
+		return false, false
+	case s.limit > 0 && s.running >= s.limit:
+		j.running++ // for the overlap policy, it runs already
+		s.waiting = append(s.waiting, pendingRun{j, at})
+		return false, true
 	}
-	return false
+	j.running++
+	s.running++
+	return true, true
+}
+
+// pendingRun is a run waiting for a slot under the scheduler's
+// concurrency limit.
+type pendingRun struct {
+	j  *Job
+	at time.Time
 }
 
 // launch runs j's run at at, inline or on a goroutine of its own.
@@ -201,11 +340,12 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 }
 
 // runs claims and runs the job at at, then any runs queued meanwhile, one
-// by one. If a run does not return, because the panic handler panicked or
-// the job called runtime.Goexit, the unwinding still ends the run: it is
-// counted, the job and the scheduler no longer count it as running, and
-// its queued runs are dropped, so that the job's later runs go on and Stop
-// does not wait for it.
+// by one. If a run does not return, because the panic handler or a hook
+// panicked or the job called runtime.Goexit, the unwinding still ends the
+// run: it is counted, the job and the scheduler no longer count it as
+// running, and its queued runs are dropped, so that the job's later runs
+// go on and Stop does not wait for it. A run that ends hands its slot to
+// the first run waiting for one (WithConcurrencyLimit).
 func (s *Scheduler) runs(j *Job, at time.Time) {
 	called, returned := false, false
 	defer func() {
@@ -215,19 +355,31 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 				j.countLocked(Stats{Runs: 1})
 			}
 			j.queue = nil
-			s.doneLocked(j)
+			next := s.doneLocked(j)
 			s.mu.Unlock()
+			if next.j != nil {
+				go s.runs(next.j, next.at) // not inline, inside a panic's unwinding
+			}
 		}
 	}()
 	for {
-		called = s.claim(j, at)
+		s.mu.Lock()
+		set := j.set
+		s.mu.Unlock()
+		called = s.claim(j, set, at)
 		if called {
-			s.call(j, at)
+			s.call(j, set, at)
 		}
 		s.mu.Lock()
 		if called {
 			j.countLocked(Stats{Runs: 1})
 			called = false
+		}
+		if j.afterRun && !j.removed && !s.stopped {
+			j.afterRun = false
+			if j.set == set {
+				j.setNextLocked(s.w.Now().Add(set.every), s.w.Now())
+			}
 		}
 		if len(j.queue) > 0 {
 			at = j.queue[0]
@@ -235,9 +387,12 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 			s.mu.Unlock()
 			continue
 		}
-		s.doneLocked(j)
+		next := s.doneLocked(j)
 		s.mu.Unlock()
 		returned = true
+		if next.j != nil {
+			s.launch(next.j, next.at)
+		}
 		return
 	}
 }
@@ -255,23 +410,54 @@ func (j *Job) countLocked(d Stats) {
 	j.s.stats.add(d)
 }
 
-// doneLocked counts a run of j as ended.
-func (s *Scheduler) doneLocked(j *Job) {
+// doneLocked counts a run of j as ended, and returns the first run
+// waiting for a slot, now counted as running, for the caller to launch;
+// the zero pendingRun if none.
+func (s *Scheduler) doneLocked(j *Job) pendingRun {
 	j.running--
 	s.running--
+	for len(s.waiting) > 0 && s.running < s.limit {
+		p := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		if p.j.removed || s.stopped {
+			p.j.running--
+			continue
+		}
+		s.running++
+		return p
+	}
 	if s.running == 0 {
 		s.idle.Broadcast()
 	}
+	return pendingRun{}
 }
 
-// call runs f once, recovering a panic for the panic handler.
-func (s *Scheduler) call(j *Job, at time.Time) {
+// errSlot is the context key under which a run's context holds where a
+// job made by Returning puts its error.
+type errSlot struct{}
+
+// call runs f once, between the hooks, recovering a panic for the panic
+// handler, and counts an error it returns (see Returning).
+func (s *Scheduler) call(j *Job, set *jobSet, at time.Time) {
+	at = at.In(set.loc)
+	var err error
+	start := s.w.Now()
 	defer func() {
-		if r := recover(); r != nil {
+		r := recover()
+		if r != nil {
 			s.count(j, Stats{Panics: 1})
 			s.reportPanic(j.name, "job", r, nil)
+			err = fmt.Errorf("%w: %v", ErrPanicked, r)
 		}
+		if err != nil && r == nil {
+			s.count(j, Stats{Errors: 1})
+		}
+		s.after(j.name, at, s.w.Since(start), err)
 	}()
 	s.started(at)
-	j.f(s.ctx, at.In(j.loc))
+	if s.hooks.Before != nil {
+		s.hooks.Before(j.name, at)
+	}
+	ctx := context.WithValue(s.ctx, errSlot{}, &err)
+	j.f(ctx, at)
 }

@@ -61,6 +61,12 @@ func TestMisuseZeroScheduler(t *testing.T) {
 					if j, ok := s.Job("x"); j != nil || ok || len(s.Jobs()) != 0 || s.Remove("x") || s.Stats() != (cron.SchedulerStats{}) {
 						t.Errorf("a zero Scheduler has jobs")
 					}
+					if err := s.RunNow("x"); !errors.Is(err, cron.ErrNoJob) {
+						t.Errorf("RunNow on a zero Scheduler: %v", err)
+					}
+					if _, err := s.Update("x", "@every 1h"); !errors.Is(err, cron.ErrNoJob) {
+						t.Errorf("Update on a zero Scheduler: %v", err)
+					}
 					return nil
 				}},
 				{Name: "Stop", Call: func(t *testing.T) error {
@@ -91,7 +97,7 @@ func TestMisuseZeroScheduler(t *testing.T) {
 func TestMisuseZeroJob(t *testing.T) {
 	for _, j := range []*cron.Job{new(cron.Job), {}} {
 		misusetest.Check(t, misusetest.Case{Name: "zero Job", Call: func(t *testing.T) error {
-			if j.Name() != "" || j.Location() != time.UTC || !j.Next().IsZero() || j.Stats() != (cron.Stats{}) {
+			if j.Name() != "" || j.Location() != time.UTC || !j.Next().IsZero() || j.Stats() != (cron.Stats{}) || j.NextRuns(3) != nil {
 				t.Errorf("zero Job: name %q, location %v, next %v, stats %+v", j.Name(), j.Location(), j.Next(), j.Stats())
 			}
 			return nil
@@ -207,6 +213,14 @@ func TestMisuseNilReceivers(t *testing.T) {
 			Call: func(t *testing.T) error { return s.Snapshot(new(bytes.Buffer)) }},
 		{Name: "Scheduler.Restore", Panic: "cron: Restore called on a nil *Scheduler",
 			Call: func(t *testing.T) error { return s.Restore(new(bytes.Buffer)) }},
+		{Name: "Scheduler.Update", Panic: "cron: Update called on a nil *Scheduler",
+			Call: func(t *testing.T) error { _, err := s.Update("x", "@every 1m"); return err }},
+		{Name: "Scheduler.UpdateSchedule", Panic: "cron: UpdateSchedule called on a nil *Scheduler",
+			Call: func(t *testing.T) error { _, err := s.UpdateSchedule("x", cron.At(jan1)); return err }},
+		{Name: "Scheduler.RunNow", Panic: "cron: RunNow called on a nil *Scheduler",
+			Call: func(t *testing.T) error { return s.RunNow("x") }},
+		{Name: "Job.NextRuns", Panic: "cron: NextRuns called on a nil *Job",
+			Call: func(t *testing.T) error { j.NextRuns(1); return nil }},
 		{Name: "Job.Name", Panic: "cron: Name called on a nil *Job",
 			Call: func(t *testing.T) error { j.Name(); return nil }},
 		{Name: "Job.Location", Panic: "cron: Location called on a nil *Job",
@@ -314,14 +328,7 @@ func TestMisuseExtremes(t *testing.T) {
 		{Name: "@every alone", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every": @every takes one duration, such as "@every 1h30m" (job "x")`, Call: add("@every")},
 		{Name: "@every twice", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 1s 2s": @every takes one duration, such as "@every 1h30m" (job "x")`, Call: add("@every 1s 2s")},
 		{Name: "@every no unit", Is: cron.ErrSpec, Msg: `cron: invalid spec "@every 5": time: missing unit in duration "5" (job "x")`, Call: add("@every 5")},
-		{Name: "@every max", Call: func(t *testing.T) error {
-			j, err := f.s.Add("max", "@every "+time.Duration(math.MaxInt64).String(), nop)
-			defer f.s.Remove("max")
-			if err == nil && !j.Next().Equal(f.clk.Now().Add(math.MaxInt64)) {
-				t.Errorf("@every max: next %v", j.Next())
-			}
-			return err
-		}},
+		{Name: "@every max", Is: cron.ErrNever, Msg: `cron: schedule never fires (job "x")`, Call: add("@every " + time.Duration(math.MaxInt64).String())},
 		{Name: "WithClaimTimeout(0)", Panic: "cron: WithClaimTimeout called with non-positive timeout 0s",
 			Call: func(t *testing.T) error { cron.WithClaimTimeout(0); return nil }},
 		{Name: "WithClaimTimeout(min)", Panic: "cron: WithClaimTimeout called with non-positive timeout -2562047h47m16.854775808s",
@@ -333,6 +340,46 @@ func TestMisuseExtremes(t *testing.T) {
 			Call: func(t *testing.T) error { cron.WithClaimPolicy(9); return nil }},
 		{Name: "OnClaimFailure(9)", Panic: "cron: OnClaimFailure called with unknown policy ClaimPolicy(9); use AtMostOnce or AtLeastOnce",
 			Call: func(t *testing.T) error { cron.OnClaimFailure(9); return nil }},
+		{Name: "WithWallClockCheck(-1s)", Panic: "cron: WithWallClockCheck: negative period -1s",
+			Call: func(t *testing.T) error { cron.WithWallClockCheck(-time.Second); return nil }},
+		{Name: "OnMissed(9)", Panic: "cron: OnMissed called with unknown policy Missed(9); use RunOnce, SkipMissed or RunAll",
+			Call: func(t *testing.T) error { cron.OnMissed(9); return nil }},
+		{Name: "WithGrace(-1s)", Panic: "cron: WithGrace: negative grace period -1s",
+			Call: func(t *testing.T) error { cron.WithGrace(-time.Second); return nil }},
+		{Name: "WithJitter(-1s)", Panic: "cron: WithJitter: negative jitter -1s",
+			Call: func(t *testing.T) error { cron.WithJitter(-time.Second); return nil }},
+		{Name: "WithLimitRuns(0)", Panic: "cron: WithLimitRuns: non-positive limit 0",
+			Call: func(t *testing.T) error { cron.WithLimitRuns(0); return nil }},
+		{Name: "WithStartAt(zero)", Panic: "cron: WithStartAt: zero time",
+			Call: func(t *testing.T) error { cron.WithStartAt(time.Time{}); return nil }},
+		{Name: "WithStopAt(zero)", Panic: "cron: WithStopAt: zero time",
+			Call: func(t *testing.T) error { cron.WithStopAt(time.Time{}); return nil }},
+		{Name: "OnSkippedTime(9)", Panic: "cron: OnSkippedTime called with unknown rule SkippedTime(9); use RunAtChange or SkipSkipped",
+			Call: func(t *testing.T) error { cron.OnSkippedTime(9); return nil }},
+		{Name: "WithConcurrencyLimit(0)", Panic: "cron: WithConcurrencyLimit: non-positive limit 0",
+			Call: func(t *testing.T) error { cron.WithConcurrencyLimit(0, cron.LimitWait); return nil }},
+		{Name: "WithConcurrencyLimit mode 9", Panic: "cron: WithConcurrencyLimit called with unknown mode LimitMode(9); use LimitWait or LimitSkip",
+			Call: func(t *testing.T) error { cron.WithConcurrencyLimit(1, 9); return nil }},
+		{Name: "Returning(nil)", Panic: "cron: Returning: nil func",
+			Call: func(t *testing.T) error { cron.Returning(nil); return nil }},
+		{Name: "NextRuns(-1)", Panic: "cron: NextRuns called with negative count -1",
+			Call: func(t *testing.T) error {
+				j, err := f.s.Add("n", "@every 1h", nop)
+				defer f.s.Remove("n")
+				if err == nil {
+					j.NextRuns(-1)
+				}
+				return err
+			}},
+		{Name: "UpdateSchedule(nil)", Panic: `cron: UpdateSchedule: nil schedule for job "x"`,
+			Call: func(t *testing.T) error { _, err := f.s.UpdateSchedule("x", nil); return err }},
+		{Name: "@at alone", Is: cron.ErrSpec, Msg: `cron: invalid spec "@at": @at takes one RFC 3339 time, such as "@at 2026-03-01T09:00:00+01:00" (job "x")`, Call: add("@at")},
+		{Name: "String of unknown rules", Call: func(t *testing.T) error {
+			if a, b, c := cron.Missed(9).String(), cron.SkippedTime(9).String(), cron.LimitMode(9).String(); a != "Missed(9)" || b != "SkippedTime(9)" || c != "LimitMode(9)" {
+				t.Errorf("unknown rules print as %q, %q and %q", a, b, c)
+			}
+			return nil
+		}},
 		{Name: "String of unknown policies", Call: func(t *testing.T) error {
 			if o, c := cron.Overlap(9).String(), cron.ClaimPolicy(9).String(); o != "Overlap(9)" || c != "ClaimPolicy(9)" {
 				t.Errorf("unknown policies print as %q and %q", o, c)

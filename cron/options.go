@@ -22,6 +22,34 @@ type config struct {
 	claimPolicy  ClaimPolicy
 	claimErr     func(job string, at time.Time, err error)
 	logger       *slog.Logger
+	wallCheck    time.Duration
+	limit        int
+	limitMode    LimitMode
+	hooks        Hooks
+}
+
+// DefaultWallClockCheck is how often a scheduler with jobs re-reads the
+// wall clock unless WithWallClockCheck says otherwise.
+const DefaultWallClockCheck = time.Minute
+
+// WithWallClockCheck sets how often the scheduler re-reads the wall clock
+// (default [DefaultWallClockCheck]), so that its jobs keep to it when it
+// steps (NTP, a manual setting) or the machine resumes from a suspend: a
+// job's timer counts a duration on the monotonic clock, which neither
+// moves. At each check, every job due before the next one has its timer
+// set afresh from the wall clock: a job whose time has passed runs then,
+// as its [OnMissed] policy says. A run is so at most d (plus a tick) late
+// after a step or a resume of any size, and an idle scheduler with jobs
+// wakes once every d: 60 times an hour by default, 3,600 for a d of a
+// second. A scheduler without jobs does not wake. Each check costs O(n)
+// in the jobs. A d of 0 turns the check off: runs then keep to their
+// timers as set, late by as much as a forward step or a suspend.
+// WithWallClockCheck panics if d is negative.
+func WithWallClockCheck(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("cron: WithWallClockCheck: negative period %v", d))
+	}
+	return func(c *config) { c.wallCheck = d }
 }
 
 // WithWheel sets the wheel whose timers wake the jobs and whose clock the
@@ -146,6 +174,237 @@ type jobConfig struct {
 	zone        *string // nil: not set
 	overlap     Overlap
 	claimPolicy *ClaimPolicy
+	missed      Missed
+	grace       *time.Duration // nil: DefaultGrace
+	jitter      time.Duration
+	start, stop time.Time
+	limit       int
+	fromEnd     bool
+	skipDST     bool
+}
+
+// WithJitter delays each run of the job by a random duration in [0, d),
+// drawn anew for each run, so that jobs of many processes on the same
+// schedule do not all hit a shared service at once (default 0, no
+// jitter). The run's at is still its scheduled time, the same on every
+// replica, so claims are unchanged; lateness and the grace period count
+// from the delayed time. WithJitter panics if d is negative. It costs one
+// random number a run.
+func WithJitter(d time.Duration) JobOption {
+	if d < 0 {
+		panic(fmt.Sprintf("cron: WithJitter: negative jitter %v", d))
+	}
+	return func(c *jobConfig) { c.jitter = d }
+}
+
+// WithStartAt makes the job's first run its first time at or after t
+// (default: its first time after it is added). WithStartAt panics if t is
+// the zero time.
+func WithStartAt(t time.Time) JobOption {
+	if t.IsZero() {
+		panic("cron: WithStartAt: zero time")
+	}
+	return func(c *jobConfig) { c.start = t }
+}
+
+// WithStopAt makes the job's last run its last time at or before t: it
+// has no run after. Add returns an error wrapping ErrOption for a stop
+// date before the start date (WithStartAt), and ErrNever for one already
+// past. WithStopAt panics if t is the zero time.
+func WithStopAt(t time.Time) JobOption {
+	if t.IsZero() {
+		panic("cron: WithStopAt: zero time")
+	}
+	return func(c *jobConfig) { c.stop = t }
+}
+
+// WithLimitRuns ends the job after n times of its schedule have fallen
+// due: it has no run after the nth. Every time counts, whether it ran
+// here, was claimed by another replica, skipped by the overlap policy or
+// dropped as missed, so that replicas with the same limit end at the same
+// time; runs made up by RunAll count, and are cut at the limit. RunNow
+// does not count. The count is kept in snapshots. WithLimitRuns panics
+// if n is not positive.
+func WithLimitRuns(n int) JobOption {
+	if n <= 0 {
+		panic(fmt.Sprintf("cron: WithLimitRuns: non-positive limit %d", n))
+	}
+	return func(c *jobConfig) { c.limit = n }
+}
+
+// WithIntervalFromCompletion counts an "@every d" job's period from the
+// end of each run instead of on a grid: the next run is d after the last
+// returned, so runs never overlap however long they take. Next returns
+// the zero time while a run goes. It is for "@every" specs and robfig's
+// constant delays (Every) only, and not for schedulers with a Claimer,
+// whose replicas must name the same instants: Add returns an error
+// wrapping ErrOption otherwise.
+func WithIntervalFromCompletion() JobOption {
+	return func(c *jobConfig) { c.fromEnd = true }
+}
+
+// SkippedTime is a rule for a job at a fixed time of day that a
+// spring-forward change of the clocks skips (2:30 on a night that jumps
+// from 2:00 to 3:00).
+type SkippedTime uint8
+
+const (
+	// RunAtChange runs it once, at the change (3:00 on that night), as
+	// Vixie cron does (the default).
+	RunAtChange SkippedTime = iota
+	// SkipSkipped does not run it that day.
+	SkipSkipped
+)
+
+// String returns "run at change" or "skip skipped".
+func (r SkippedTime) String() string {
+	switch r {
+	case RunAtChange:
+		return "run at change"
+	case SkipSkipped:
+		return "skip skipped"
+	}
+	return fmt.Sprintf("SkippedTime(%d)", uint8(r))
+}
+
+// OnSkippedTime sets the rule for a run at a time of day that a
+// spring-forward change skips (default RunAtChange); see [SkippedTime].
+// It applies to specs at fixed hours and minutes given to Add; specs on
+// real time ("*/15 * * * *") have no run in the skipped hour either way,
+// and AddSchedule's schedules are the caller's. OnSkippedTime panics if r
+// is neither RunAtChange nor SkipSkipped.
+func OnSkippedTime(r SkippedTime) JobOption {
+	if r > SkipSkipped {
+		panic(fmt.Sprintf("cron: OnSkippedTime called with unknown rule %v; use RunAtChange or SkipSkipped", r))
+	}
+	return func(c *jobConfig) { c.skipDST = r == SkipSkipped }
+}
+
+// LimitMode says what a run does that falls due when the scheduler's
+// concurrency limit is reached ([WithConcurrencyLimit]).
+type LimitMode uint8
+
+const (
+	// LimitWait makes the run wait for a slot: runs start in the order
+	// they fell due, late.
+	LimitWait LimitMode = iota
+	// LimitSkip drops the run (counted in Stats.Limited): the job runs at
+	// its next time.
+	LimitSkip
+)
+
+// String returns "wait" or "skip".
+func (m LimitMode) String() string {
+	switch m {
+	case LimitWait:
+		return "wait"
+	case LimitSkip:
+		return "skip"
+	}
+	return fmt.Sprintf("LimitMode(%d)", uint8(m))
+}
+
+// WithConcurrencyLimit bounds the runs of all the scheduler's jobs going
+// at once to n (default: no bound): a run that falls due when n are going
+// waits for one to end (LimitWait) or is dropped (LimitSkip). A waiting
+// run counts as running for its job's overlap policy; Stop drops the
+// waiting runs. It costs O(1) a run. WithConcurrencyLimit panics if n is
+// not positive or m is unknown.
+func WithConcurrencyLimit(n int, m LimitMode) Option {
+	switch {
+	case n <= 0:
+		panic(fmt.Sprintf("cron: WithConcurrencyLimit: non-positive limit %d", n))
+	case m > LimitSkip:
+		panic(fmt.Sprintf("cron: WithConcurrencyLimit called with unknown mode %v; use LimitWait or LimitSkip", m))
+	}
+	return func(c *config) { c.limit, c.limitMode = n, m }
+}
+
+// Hooks are called around each run of the scheduler's jobs, on the run's
+// goroutine, for logging, tracing and alerting ([WithHooks]). Any may be
+// nil. A hook that panics ends the run as a panic handler that panics
+// does (see WithPanicHandler); Before's panic is reported as the job's.
+type Hooks struct {
+	// Before is called before the job, with the time the run was
+	// scheduled for.
+	Before func(job string, at time.Time)
+	// After is called after a run that returned nil, with how long it
+	// took.
+	After func(job string, at time.Time, took time.Duration)
+	// AfterError is called after a run that returned an error (see
+	// Returning) or panicked (an error wrapping ErrPanicked), with the
+	// error and how long the run took. Without it, errors are logged at
+	// level Warn through the scheduler's logger.
+	AfterError func(job string, at time.Time, took time.Duration, err error)
+}
+
+// WithHooks sets the hooks called around each run (default none). The
+// duration they get is read on the wheel's clock, monotonic for the real
+// one.
+func WithHooks(h Hooks) Option {
+	return func(c *config) { c.hooks = h }
+}
+
+// Missed is a policy for the runs a job missed: runs whose time passed
+// while the process was down (see [Scheduler.Restore]), the machine
+// slept, the wall clock stepped forward or the process stalled, found
+// more than the job's grace period ([WithGrace]) after their time.
+type Missed uint8
+
+const (
+	// RunOnce runs the first missed run, late, and drops the others (the
+	// default): a job that must run after downtime, but once.
+	RunOnce Missed = iota
+	// SkipMissed drops the missed runs: the job goes on at its next time.
+	// A job whose run is pointless late, such as a reminder.
+	SkipMissed
+	// RunAll runs every missed run, oldest first, one after another, up
+	// to MaxCatchUp of them; the rest are dropped. A job that counts its
+	// runs, such as hourly billing.
+	RunAll
+)
+
+// MaxCatchUp is the most missed runs that RunAll makes up at once, and
+// the most that one catch-up counts in Stats.Missed.
+const MaxCatchUp = 100
+
+// DefaultGrace is a job's grace period unless WithGrace says otherwise: a
+// run that starts within it of its time is on time, not missed.
+const DefaultGrace = time.Second
+
+// String returns "run once", "skip missed" or "run all".
+func (m Missed) String() string {
+	switch m {
+	case RunOnce:
+		return "run once"
+	case SkipMissed:
+		return "skip missed"
+	case RunAll:
+		return "run all"
+	}
+	return fmt.Sprintf("Missed(%d)", uint8(m))
+}
+
+// OnMissed sets what the job does with its missed runs (default
+// RunOnce); see [Missed]. Missed runs are found when the job's timer or
+// the wall-clock check ([WithWallClockCheck]) wakes it, and after a
+// Restore; each one made up is claimed as any run is. OnMissed panics if
+// m is not RunOnce, SkipMissed or RunAll.
+func OnMissed(m Missed) JobOption {
+	if m > RunAll {
+		panic(fmt.Sprintf("cron: OnMissed called with unknown policy %v; use RunOnce, SkipMissed or RunAll", m))
+	}
+	return func(c *jobConfig) { c.missed = m }
+}
+
+// WithGrace sets how late a run may start and still count as on time
+// (default [DefaultGrace]): a run found later than that is missed, and
+// the job's [OnMissed] policy decides. WithGrace panics if d is negative.
+func WithGrace(d time.Duration) JobOption {
+	if d < 0 {
+		panic(fmt.Sprintf("cron: WithGrace: negative grace period %v", d))
+	}
+	return func(c *jobConfig) { c.grace = &d }
 }
 
 // InZone sets the job's time zone by its IANA name, like "Europe/Berlin"

@@ -25,6 +25,10 @@ var ErrSpec = errors.New("cron: invalid spec")
 // "0 0 30 2 *" (February 30th), or whose first run is not in the future.
 var ErrNever = errors.New("cron: schedule never fires")
 
+// neverYears is how far ahead a job's first run may be: ErrNever's five
+// years, robfig/cron's horizon too.
+const neverYears = 5
+
 // ErrZone is returned, wrapped with the name, for a time zone that
 // time.LoadLocation does not know.
 var ErrZone = errors.New("cron: unknown time zone")
@@ -47,6 +51,7 @@ const starBit = 1 << 63
 //     month at 9:00), with an optional leading seconds field;
 //   - descriptors: @yearly, @monthly, @weekly, @daily, @hourly and
 //     "@every <duration>";
+//   - "@at <RFC 3339 time>", one run at that instant (see [At]);
 //   - a leading "CRON_TZ=<zone>" or "TZ=<zone>", which sets the zone in
 //     place of loc, as time.LoadLocation reads it ("CRON_TZ= " is UTC);
 //     naming a zone both ways, or twice, is an error.
@@ -70,6 +75,12 @@ const starBit = 1 << 63
 // expression that does not parse, "@every" with a duration that is not
 // positive included, and ErrZone for an unknown zone.
 func Parse(spec string, loc *time.Location) (Schedule, error) {
+	return parse(spec, loc, false)
+}
+
+// parse is Parse; skip makes a spec at fixed hours skip a time that a
+// spring-forward change skips, instead of running at the change.
+func parse(spec string, loc *time.Location, skip bool) (Schedule, error) {
 	zone, rest, named := splitZone(spec)
 	if named {
 		if loc != nil {
@@ -88,6 +99,12 @@ func Parse(spec string, loc *time.Location) (Schedule, error) {
 		// prefix with nothing after it.
 		return nil, fmt.Errorf("%w %q: it names a time zone twice", ErrSpec, spec)
 	}
+	if at, ok, err := parseAt(rest); ok {
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
+		}
+		return at, nil
+	}
 	if every, ok, err := parseEvery(rest); ok {
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
@@ -98,7 +115,23 @@ func Parse(spec string, loc *time.Location) (Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrSpec, spec, err)
 	}
-	return inZone(s, loc, realTime(rest, s)), nil
+	return inZone(s, loc, realTime(rest, s), skip), nil
+}
+
+// parseAt reads "@at <RFC 3339 time>", and reports whether spec is one.
+func parseAt(spec string) (Schedule, bool, error) {
+	fields := strings.Fields(spec)
+	if len(fields) == 0 || fields[0] != "@at" {
+		return nil, false, nil
+	}
+	if len(fields) != 2 {
+		return nil, true, errors.New(`@at takes one RFC 3339 time, such as "@at 2026-03-01T09:00:00+01:00"`)
+	}
+	t, err := time.Parse(time.RFC3339Nano, fields[1])
+	if err != nil {
+		return nil, true, err
+	}
+	return At(t), true, nil
 }
 
 // everySchedule is "@every d": Next(t) is t+d.
@@ -183,7 +216,7 @@ func loadZone(name string) (*time.Location, error) {
 // rules. A spec at fixed hours and minutes runs on the wall clock
 // (wallSchedule); a real-time one, whose seconds, minutes or hours field
 // starts with '*' (see realTime), runs on real time (realSchedule).
-func inZone(s rcron.Schedule, loc *time.Location, realTime bool) Schedule {
+func inZone(s rcron.Schedule, loc *time.Location, realTime, skip bool) Schedule {
 	spec, ok := s.(*rcron.SpecSchedule)
 	if !ok {
 		return s // not made by robfig's parser, which Parse reads @every before
@@ -193,7 +226,7 @@ func inZone(s rcron.Schedule, loc *time.Location, realTime bool) Schedule {
 	if realTime {
 		return &realSchedule{spec: sp, loc: loc}
 	}
-	return &wallSchedule{spec: sp, loc: loc}
+	return &wallSchedule{spec: sp, loc: loc, skip: skip}
 }
 
 // maxSegments bounds how many zone segments realSchedule.Next crosses
@@ -246,6 +279,7 @@ func (s *realSchedule) Next(t time.Time) time.Time {
 type wallSchedule struct {
 	spec rcron.SpecSchedule // in UTC, read as loc's wall clock
 	loc  *time.Location
+	skip bool // a skipped time is not run (OnSkippedTime(SkipSkipped))
 }
 
 // Next returns the first run after t, in loc.
@@ -257,6 +291,9 @@ func (s *wallSchedule) Next(t time.Time) time.Time {
 			return wall
 		}
 		first, second := instants(wall, s.loc)
+		if s.skip && !civil(first).Equal(wall) {
+			continue // the clocks jumped over wall
+		}
 		if first.After(t) {
 			return first
 		}

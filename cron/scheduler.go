@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -33,9 +34,46 @@ var ErrInRun = errors.New("cron: Stop called from a run, which it cannot wait fo
 // is called from a run.
 type Func func(ctx context.Context, at time.Time)
 
+// ErrPanicked is wrapped, with the value, by the error that
+// Hooks.AfterError gets for a run that panicked.
+var ErrPanicked = errors.New("cron: job panicked")
+
+// Returning returns a Func that runs f and reports the error it returns:
+// counted in Stats.Errors and given to Hooks.AfterError ([WithHooks]), or
+// else logged at level Warn through the scheduler's logger. Called
+// outside a scheduler's run, the Func drops the error. The complexity is
+// O(1); it costs a context value a run.
+func Returning(f func(ctx context.Context, at time.Time) error) Func {
+	if f == nil {
+		panic("cron: Returning: nil func")
+	}
+	return func(ctx context.Context, at time.Time) {
+		err := f(ctx, at)
+		if p, ok := ctx.Value(errSlot{}).(*error); ok {
+			*p = err
+		}
+	}
+}
+
+// after calls the After or AfterError hook for a run of job that took
+// took, or logs err if there is no AfterError hook.
+func (s *Scheduler) after(job string, at time.Time, took time.Duration, err error) {
+	switch {
+	case err == nil:
+		if s.hooks.After != nil {
+			s.hooks.After(job, at, took)
+		}
+	case s.hooks.AfterError != nil:
+		s.hooks.AfterError(job, at, took, err)
+	case !errors.Is(err, ErrPanicked): // a panic is reported already
+		logger(s.logger).Warn("cron: job failed", "job", job, "at", at, "took", took, "err", err)
+	}
+}
+
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
 // the wheel, set for its next run, so a job due next month costs one
-// pending timer and nothing else until then; see the package
+// pending timer and nothing else until then; a scheduler with jobs holds
+// one more, the wall-clock check ([WithWallClockCheck]). See the package
 // documentation.
 //
 // The zero Scheduler is ready to use: it is the Scheduler New() returns,
@@ -61,13 +99,20 @@ type Scheduler struct {
 	claimTimeout time.Duration
 	claimPolicy  ClaimPolicy // the jobs' default
 	claimErr     func(job string, at time.Time, err error)
+	wallCheck    time.Duration // 0: no check
+	limit        int           // runs going at once; 0: no limit
+	limitMode    LimitMode
+	hooks        Hooks
 
-	mu      sync.Mutex
-	idle    sync.Cond       // signalled when running drops to 0; uses mu
-	jobs    map[string]*Job // guarded by mu; nil until the Scheduler is set up
-	running int             // guarded by mu; runs in progress
-	stopped bool            // guarded by mu
-	stats   SchedulerStats  // guarded by mu; the counters, every job's
+	mu       sync.Mutex
+	checker  *timewheel.Timer // guarded by mu; the wall-clock check, nil until the first job
+	checking bool             // guarded by mu; checker is set
+	waiting  []pendingRun     // guarded by mu; runs waiting for a slot under limit
+	idle     sync.Cond        // signalled when running drops to 0; uses mu
+	jobs     map[string]*Job  // guarded by mu; nil until the Scheduler is set up
+	running  int              // guarded by mu; runs in progress
+	stopped  bool             // guarded by mu
+	stats    SchedulerStats   // guarded by mu; the counters, every job's
 }
 
 // New returns a Scheduler with no jobs, configured by opts; nil options
@@ -85,7 +130,7 @@ func New(opts ...Option) *Scheduler {
 }
 
 func defaults() config {
-	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout}
+	return config{loc: time.Local, claimTimeout: DefaultClaimTimeout, wallCheck: DefaultWallClockCheck}
 }
 
 // setUpLocked makes s the Scheduler cfg describes.
@@ -102,6 +147,9 @@ func (s *Scheduler) setUpLocked(cfg config) {
 	s.claimTimeout = cfg.claimTimeout
 	s.claimPolicy = cfg.claimPolicy
 	s.claimErr = cfg.claimErr
+	s.wallCheck = cfg.wallCheck
+	s.limit, s.limitMode = cfg.limit, cfg.limitMode
+	s.hooks = cfg.hooks
 	if s.claimErr == nil {
 		s.claimErr = logClaimError(cfg.logger)
 	}
@@ -148,7 +196,8 @@ func (s *Scheduler) stoppedLocked() error {
 // expression spec (see Parse), in the zone of InZone, of a CRON_TZ= prefix
 // of spec, or else of the scheduler. It returns an error wrapping ErrSpec
 // for a spec that does not parse, ErrZone for an unknown zone, ErrNever
-// for a spec that never fires, ErrDuplicate for a name in use and
+// for a spec that never fires or not within five years, ErrOption for
+// options that do not go together, ErrDuplicate for a name in use and
 // ErrStopped after Stop or once the wheel is closed. Nil options are
 // ignored. Add panics if f is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
@@ -158,25 +207,34 @@ func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, err
 	}
 	cfg := jobOptions(opts)
 	s.ready()
+	sched, loc, err := s.parseFor(name, spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.add(name, spec, sched, loc, f, cfg)
+}
+
+// parseFor parses spec for the job name as Add does.
+func (s *Scheduler) parseFor(name, spec string, cfg jobConfig) (Schedule, *time.Location, error) {
 	var loc *time.Location // nil: the spec's own CRON_TZ=
 	zone, _, named := splitZone(spec)
 	switch {
 	case cfg.zone != nil:
 		var err error
 		if loc, err = loadZone(*cfg.zone); err != nil {
-			return nil, fmt.Errorf("%w (job %q)", err, name)
+			return nil, nil, fmt.Errorf("%w (job %q)", err, name)
 		}
 	case !named:
 		loc = s.loc
 	}
-	sched, err := Parse(spec, loc)
+	sched, err := parse(spec, loc, cfg.skipDST)
 	if err != nil {
-		return nil, fmt.Errorf("%w (job %q)", err, name)
+		return nil, nil, fmt.Errorf("%w (job %q)", err, name)
 	}
 	if loc == nil {
-		loc, _ = loadZone(zone) // Parse loaded it already
+		loc, _ = loadZone(zone) // parse loaded it already
 	}
-	return s.add(&Job{name: name, spec: spec, sched: sched, loc: loc, f: f}, cfg)
+	return sched, loc, nil
 }
 
 // AddSchedule adds a job named name that runs f on sched, whose Next is
@@ -201,14 +259,23 @@ func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...Job
 	}
 	cfg := jobOptions(opts)
 	s.ready()
-	loc := s.loc
-	if cfg.zone != nil {
-		var err error
-		if loc, err = loadZone(*cfg.zone); err != nil {
-			return nil, fmt.Errorf("%w (job %q)", err, name)
-		}
+	loc, err := s.zoneFor(name, cfg)
+	if err != nil {
+		return nil, err
 	}
-	return s.add(&Job{name: name, sched: sched, loc: loc, f: f}, cfg)
+	return s.add(name, "", sched, loc, f, cfg)
+}
+
+// zoneFor returns the zone of AddSchedule's job name.
+func (s *Scheduler) zoneFor(name string, cfg jobConfig) (*time.Location, error) {
+	if cfg.zone == nil {
+		return s.loc, nil
+	}
+	loc, err := loadZone(*cfg.zone)
+	if err != nil {
+		return nil, fmt.Errorf("%w (job %q)", err, name)
+	}
+	return loc, nil
 }
 
 func jobOptions(opts []JobOption) jobConfig {
@@ -221,36 +288,125 @@ func jobOptions(opts []JobOption) jobConfig {
 	return cfg
 }
 
-// add registers j, configured by cfg, and sets its timer for its first
-// run. "@every" runs on a grid: through the time it is added, or with a
-// Claimer through the Unix epoch, as does a constant delay of robfig's.
-// The first run is computed before the lock is taken, so that a Schedule
-// may call the scheduler.
-func (s *Scheduler) add(j *Job, cfg jobConfig) (*Job, error) {
-	j.s = s
-	j.overlap = cfg.overlap
-	j.claimPolicy = s.claimPolicy
-	if cfg.claimPolicy != nil {
-		j.claimPolicy = *cfg.claimPolicy
-	}
+// add registers the job name, running f on sched in loc, configured by
+// cfg, and sets its timer for its first run. "@every" runs on a grid:
+// through the time it is added, or with a Claimer through the Unix
+// epoch, as does a constant delay of robfig's. The first run is computed
+// before the lock is taken, so that a Schedule may call the scheduler.
+func (s *Scheduler) add(name, spec string, sched Schedule, loc *time.Location, f Func, cfg jobConfig) (*Job, error) {
 	now := s.w.Now()
-	j.sched = s.onGrid(j.sched, now)
-	next := j.sched.Next(now.In(j.loc))
+	set, err := s.makeSet(name, spec, sched, loc, cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	next, errNever := set.firstRun(name, now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.stoppedLocked(); err != nil {
-		return nil, fmt.Errorf("%w (job %q)", err, j.name)
+		return nil, fmt.Errorf("%w (job %q)", err, name)
 	}
-	if s.jobs[j.name] != nil {
-		return nil, fmt.Errorf("%w %q", ErrDuplicate, j.name)
+	if s.jobs[name] != nil {
+		return nil, fmt.Errorf("%w %q", ErrDuplicate, name)
 	}
-	if !next.After(now) {
-		return nil, fmt.Errorf("%w (job %q)", ErrNever, j.name)
+	if errNever != nil {
+		return nil, errNever
 	}
-	j.next = next
-	j.timer = s.w.AfterFunc(next.Sub(s.w.Now()), j.fire)
-	s.jobs[j.name] = j
+	j := &Job{s: s, name: name, f: f, set: set}
+	j.timer = s.w.AfterFunc(time.Duration(math.MaxInt64), j.fire)
+	j.setNextLocked(next, s.w.Now())
+	s.jobs[name] = j
+	s.checkLaterLocked()
 	return j, nil
+}
+
+// Update changes the schedule and the options of the job named name, in
+// one step: the job is never missing, and keeps its func, its counts and
+// its runs in progress. spec and opts are read as Add reads them, and
+// replace the job's former spec and options whole (a job of AddSchedule
+// gets a spec). The next run is the first of the new schedule after now
+// (a run whose time has come but that has not started, held by its
+// jitter, is dropped); a limit of runs counts afresh. Update returns an error wrapping ErrNoJob
+// for an unknown name, and the errors of Add, but for ErrDuplicate; on an
+// error, the job is left as it was. The complexity is O(1) plus one call
+// of the schedule's Next.
+func (s *Scheduler) Update(name, spec string, opts ...JobOption) (*Job, error) {
+	s.notNil("Update")
+	cfg := jobOptions(opts)
+	s.ready()
+	sched, loc, err := s.parseFor(name, spec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.update(name, spec, sched, loc, cfg)
+}
+
+// UpdateSchedule is Update for a job to run on sched, as AddSchedule
+// adds one. It panics if sched is nil.
+func (s *Scheduler) UpdateSchedule(name string, sched Schedule, opts ...JobOption) (*Job, error) {
+	s.notNil("UpdateSchedule")
+	if sched == nil {
+		panic(fmt.Sprintf("cron: UpdateSchedule: nil schedule for job %q", name))
+	}
+	cfg := jobOptions(opts)
+	s.ready()
+	loc, err := s.zoneFor(name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.update(name, "", sched, loc, cfg)
+}
+
+// update gives the job name the settings of sched in loc and cfg.
+func (s *Scheduler) update(name, spec string, sched Schedule, loc *time.Location, cfg jobConfig) (*Job, error) {
+	now := s.w.Now()
+	set, err := s.makeSet(name, spec, sched, loc, cfg, now)
+	if err != nil {
+		return nil, err
+	}
+	next, errNever := set.firstRun(name, now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.stoppedLocked(); err != nil {
+		return nil, fmt.Errorf("%w (job %q)", err, name)
+	}
+	j := s.jobs[name]
+	if j == nil {
+		return nil, fmt.Errorf("%w %q", ErrNoJob, name)
+	}
+	if errNever != nil {
+		return nil, errNever
+	}
+	j.set, j.fired, j.afterRun = set, 0, false
+	j.setNextLocked(next, s.w.Now())
+	return j, nil
+}
+
+// RunNow runs the job named name now, once, beside its schedule, which
+// it leaves as it is: at is now. The run goes through the job's overlap
+// policy and the scheduler's concurrency limit, and with a Claimer it is
+// claimed as any run, by its name and at. It returns an error wrapping
+// ErrNoJob for an unknown name and ErrStopped after Stop. The complexity
+// is O(1).
+func (s *Scheduler) RunNow(name string) error {
+	s.notNil("RunNow")
+	s.mu.Lock()
+	s.readyLocked()
+	if err := s.stoppedLocked(); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	j := s.jobs[name]
+	if j == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w %q", ErrNoJob, name)
+	}
+	at := s.w.Now().Round(0)
+	start, _ := j.admitLocked(at)
+	s.mu.Unlock()
+	if start {
+		s.launch(j, at)
+	}
+	return nil
 }
 
 // Job returns the job named name and true, or nil and false if there is
@@ -325,6 +481,14 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 			j.timer.Stop()
 			j.queue = nil
 		}
+		if s.checker != nil {
+			s.checker.Stop()
+			s.checking = false
+		}
+		for _, p := range s.waiting {
+			p.j.running--
+		}
+		s.waiting = nil
 	}
 	if s.running > 0 && inRun() {
 		running := s.running

@@ -38,6 +38,7 @@ type snapJob struct {
 	Spec string // as given to Add; "" for AddSchedule
 	Zone string // the job's time zone name
 	Next int64  // next run, wall clock Unix ns; 0 for none
+	Runs int    // times fallen due, for WithLimitRuns; absent before it
 }
 
 // snapBody is the gob value of a snapshot.
@@ -59,8 +60,10 @@ type snapBody struct {
 //	magic    8 bytes  "TWCRONJB"
 //	version  4 bytes  big-endian uint32, 1
 //	body     one encoding/gob value {Saved int64, Jobs []{Name, Spec,
-//	         Zone string, Next int64}}, jobs sorted by name; Saved and
-//	         Next are wall-clock Unix nanoseconds, Next 0 for no run
+//	         Zone string, Next int64, Runs int}}, jobs sorted by name;
+//	         Saved and Next are wall-clock Unix nanoseconds, Next 0 for
+//	         no run; Runs counts the times fallen due (WithLimitRuns),
+//	         absent in snapshots of earlier releases
 //	checksum 4 bytes  big-endian CRC-32C (Castagnoli) of all the above
 func (s *Scheduler) Snapshot(w io.Writer) error {
 	s.notNil("Snapshot")
@@ -71,7 +74,7 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 	s.readyLocked()
 	body := snapBody{Saved: s.w.Now().UnixNano()}
 	for _, j := range s.jobsLocked() {
-		rec := snapJob{Name: j.name, Spec: j.spec, Zone: j.loc.String()}
+		rec := snapJob{Name: j.name, Spec: j.set.spec, Zone: j.set.loc.String(), Runs: j.fired}
 		if !j.next.IsZero() {
 			rec.Next = j.next.UnixNano()
 		}
@@ -87,9 +90,10 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 }
 
 // Restore reads a snapshot written by Snapshot and gives each job found
-// in it, by name, the next run it had. A run whose time passed while the
-// process was down runs once, at once, with that time as its at (the
-// missed runs after it are not made up). A job whose spec or zone changed
+// in it, by name, the next run it had. The runs whose time passed while
+// the process was down are missed runs: at once, the job runs the first
+// of them once, skips them or makes them all up, as its [OnMissed] policy
+// says (a run within the grace period, [WithGrace], runs as on time). A job whose spec or zone changed
 // since the snapshot, or that has no run recorded, keeps the schedule it
 // has; records of jobs not added are ignored.
 //
@@ -117,11 +121,22 @@ func (s *Scheduler) Restore(r io.Reader) error {
 	now := s.w.Now()
 	for _, rec := range body.Jobs {
 		j, ok := s.jobs[rec.Name]
-		if !ok || rec.Spec != j.spec || rec.Zone != j.loc.String() || rec.Next == 0 {
+		if !ok || rec.Spec != j.set.spec || rec.Zone != j.set.loc.String() {
 			continue
 		}
-		j.next = time.Unix(0, rec.Next)
-		j.timer.Reset(max(j.next.Sub(now), 0))
+		if j.set.limit > 0 && rec.Runs > 0 {
+			j.fired = rec.Runs
+			if j.fired >= j.set.limit {
+				j.setNextLocked(time.Time{}, now)
+				continue
+			}
+		}
+		if rec.Next != 0 {
+			j.setNextLocked(time.Unix(0, rec.Next), now)
+			if !now.Before(j.next.Add(j.delay)) {
+				j.timer.Reset(0) // missed: fire at once
+			}
+		}
 	}
 	return nil
 }

@@ -12,10 +12,13 @@ const LateAfter = time.Second
 // [Scheduler.Stats] returns it.
 type SchedulerStats struct {
 	// Stats sums the jobs' own: Runs (runs that returned or panicked),
-	// Panics, Skipped (runs dropped by the Skip policy because the job's
-	// last run was still going: a job that keeps skipping runs for longer
-	// than its period), and, with a Claimer, ClaimsLost (runs another
-	// replica claimed) and ClaimErrors (claims that failed or timed out).
+	// Panics, Errors (runs that returned an error, see Returning),
+	// Skipped (runs dropped by the Skip policy because the job's last run
+	// was still going: a job that keeps skipping runs for longer than its
+	// period), Missed (missed runs dropped, see OnMissed), Limited (runs
+	// dropped by the concurrency limit, see WithConcurrencyLimit), and,
+	// with a Claimer, ClaimsLost (runs another replica claimed) and
+	// ClaimErrors (claims that failed or timed out).
 	Stats
 	// Jobs is the number of jobs now.
 	Jobs int
@@ -41,7 +44,7 @@ func (s *Scheduler) Stats() SchedulerStats {
 
 // started counts a run scheduled for at that starts now.
 func (s *Scheduler) started(at time.Time) {
-	if s.w.Since(at) < LateAfter {
+	if s.w.Now().Sub(at) < LateAfter { // on the wall clock, as at is
 		return
 	}
 	s.mu.Lock()

@@ -16,9 +16,12 @@ import (
 // drawn anew every 10 minutes, running "* * * * *" for a day, "0 9 * * *"
 // in New York from March to November (both daylight-saving changes),
 // "@every 10s" for a day and "@every 1500ms" for half an hour, every
-// instant exactly once in total and each replica running some; and three
-// replicas restarted together after ten minutes down, which catch up the
-// first missed run once.
+// instant exactly once in total and each replica running some; a
+// one-time job ("@at"), run once; jobs with jitter, a limit of runs and a
+// concurrency limit, every instant once; and three replicas restarted
+// together after ten minutes down, which make up every missed run once
+// (OnMissed(RunAll)), or catch up the first missed run once (the
+// default).
 func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 	if newClaimer == nil {
 		panic("claimtest: Run called with a nil newClaimer")
@@ -56,7 +59,10 @@ func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sim := New(t, newClaimer(t), tc.from, Config{Replicas: 5, MaxSkew: skew})
+			// A wall-clock check an hour, not a minute: eight months of
+			// five replicas would be 1.8 million checks.
+			sim := New(t, newClaimer(t), tc.from, Config{Replicas: 5, MaxSkew: skew,
+				Options: []cron.Option{cron.WithWallClockCheck(time.Hour)}})
 			sim.Add("job", tc.spec, zoneOpt(tc.zone)...)
 			sim.RunUntil(tc.to)
 			want := instants(tc.first, tc.last, tc.step)
@@ -83,7 +89,9 @@ func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 	}
 	t.Run("restart catches up a missed run once", func(t *testing.T) {
 		t.Parallel()
-		sim := New(t, newClaimer(t), day, Config{Replicas: 3})
+		// Seed 2: seed 1's skews, with the wall-clock checks' steps, put
+		// replica 0 behind the others in every skew period.
+		sim := New(t, newClaimer(t), day, Config{Replicas: 3, Seed: 2})
 		sim.Add("job", "* * * * *")
 		sim.RunUntil(day.Add(time.Hour))
 		sim.Restart(10 * time.Minute) // down from 1:00:05 to 1:10:05
@@ -95,6 +103,55 @@ func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 		tl := sim.Tally("job", want)
 		t.Logf("%s", tl)
 		check(t, tl)
+	})
+	t.Run("restart makes up every missed run once (RunAll)", func(t *testing.T) {
+		t.Parallel()
+		sim := New(t, newClaimer(t), day, Config{Replicas: 3})
+		sim.Add("job", "* * * * *", cron.OnMissed(cron.RunAll))
+		sim.RunUntil(day.Add(time.Hour))
+		sim.Restart(10 * time.Minute) // down from 1:00:05 to 1:10:05
+		sim.RunUntil(day.Add(2 * time.Hour))
+		want := instants(day.Add(55*time.Second), day.Add(2*time.Hour), func(t time.Time) time.Time { return t.Add(time.Minute) })
+		tl := sim.Tally("job", want)
+		t.Logf("%s", tl)
+		if !tl.Exact() {
+			t.Errorf("not exactly once: %s", tl)
+		}
+	})
+	t.Run("one-time job runs once", func(t *testing.T) {
+		t.Parallel()
+		sim := New(t, newClaimer(t), day, Config{Replicas: 5, MaxSkew: skew})
+		at := day.Add(time.Hour).Truncate(time.Hour) // 1:00
+		sim.Add("once", "@at "+at.Format(time.RFC3339))
+		sim.RunUntil(day.Add(2 * time.Hour))
+		tl := sim.Tally("once", []time.Time{at})
+		t.Logf("%s", tl)
+		if !tl.Exact() {
+			t.Errorf("not exactly once: %s", tl)
+		}
+	})
+	t.Run("jitter, a limit of runs and a concurrency limit", func(t *testing.T) {
+		t.Parallel()
+		sim := New(t, newClaimer(t), day, Config{Replicas: 5, MaxSkew: skew,
+			Options: []cron.Option{cron.WithConcurrencyLimit(1, cron.LimitWait)}})
+		sim.Add("job", "* * * * *", cron.WithJitter(20*time.Second), cron.WithLimitRuns(30))
+		sim.Add("other", "*/2 * * * *", cron.WithOverlap(cron.Queue))
+		sim.RunUntil(day.Add(time.Hour))
+		minute := func(t time.Time) time.Time { return t.Add(time.Minute) }
+		first := day.Truncate(time.Minute).Add(time.Minute)
+		for _, c := range []struct {
+			job  string
+			want []time.Time
+		}{
+			{"job", instants(first, first.Add(29*time.Minute), minute)},
+			{"other", instants(first.Add(time.Minute), day.Add(time.Hour), func(t time.Time) time.Time { return t.Add(2 * time.Minute) })},
+		} {
+			tl := sim.Tally(c.job, c.want)
+			t.Logf("%s: %s", c.job, tl)
+			if !tl.Exact() {
+				t.Errorf("%s: not exactly once: %s", c.job, tl)
+			}
+		}
 	})
 }
 
