@@ -46,7 +46,6 @@ import (
 //     wake, so that the driver does not wake for nothing.
 type inbox struct {
 	rings []atomic.Pointer[ring] // by processor id modulo len; allocated on first use
-	next  int                    // guarded by the shard's mu: the ring the next start drains
 }
 
 // ringSize is the number of killed entries a ring holds until it is
@@ -58,7 +57,8 @@ type ring struct {
 	_     [64]byte
 	busy  atomic.Bool   // held by the one producer writing the ring
 	tail  atomic.Uint64 // entries ever posted; written by the producer holding busy
-	_     [48]byte
+	seen  uint64        // owned by the producer holding busy: head when it last loaded it
+	_     [40]byte
 	head  atomic.Uint64 // entries ever drained; written under the shard's mu
 	_     [56]byte
 	slots [ringSize]*queue.Entry // slot i%ringSize: written by the producer before tail, read under mu
@@ -86,7 +86,10 @@ func (r *ring) post(e *queue.Entry) bool {
 		return false
 	}
 	t := r.tail.Load()
-	ok := t-r.head.Load() < ringSize
+	if t-r.seen >= ringSize {
+		r.seen = r.head.Load() // a line the consumer writes: loaded only when the ring looks full
+	}
+	ok := t-r.seen < ringSize
 	if ok {
 		r.slots[t%ringSize] = e
 		r.tail.Store(t + 1)
@@ -170,19 +173,26 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 	return true
 }
 
-// drainLocked buries the entries of the inbox's next ring, round-robin,
-// if it holds drainAt or more: each start looks at one ring, so each is
-// looked at every len(rings) starts, and one whose producer finds it
-// full is drained by that producer.
+// drainLocked, on every drainEvery-th start, buries the entries of the
+// inbox's next ring, round-robin, if it holds drainAt or more: so each
+// ring is looked at every drainEvery*len(rings) starts, and one whose
+// producer finds it full is drained by that producer.
 func (s *shard) drainLocked() {
-	b := &s.inbox
-	if b.next++; b.next >= len(b.rings) {
-		b.next = 0
+	if s.started%drainEvery != 0 {
+		return
 	}
-	if r := b.rings[b.next].Load(); r != nil && r.tail.Load()-r.head.Load() >= drainAt && s.drainRingLocked(r) {
+	b := &s.inbox
+	if s.nextRing++; s.nextRing >= len(b.rings) {
+		s.nextRing = 0
+	}
+	if r := b.rings[s.nextRing].Load(); r != nil && r.tail.Load()-r.head.Load() >= drainAt && s.drainRingLocked(r) {
 		s.emptiedLocked()
 	}
 }
+
+// drainEvery is how often a start looks at a ring: every eighth, so that
+// a start rarely loads a ring's tail, a line another processor writes.
+const drainEvery = 8
 
 // drainAt is how many entries a ring holds before a start drains it: a
 // batch, whose cache misses overlap (see queue.Wheel.BuryAll), and

@@ -15,12 +15,21 @@ import (
 // The wheel's one driver fires the shard at the tick it asks for (armed).
 type shard struct {
 	_ [64]byte // keep shards on cache lines of their own
-	w *Wheel
+
+	// Read by other processors' Stops (see inbox.go), each on a line that
+	// the shard's own work does not write: w and inbox never change, and
+	// armed and expiring change once or twice a fire.
+	w        *Wheel
+	inbox    inbox // timers stopped from other processors, to bury
+	_        [64 - 8 - 24]byte
+	armed    atomic.Int64 // written under mu; the tick this shard asked the driver to wake it at, or notArmed
+	expiring atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
+	_        [64 - 8 - 4]byte
 
 	mu        sync.Mutex
 	idle      sync.Cond    // signalled when firing goes false; uses mu
 	q         *queue.Wheel // guarded by mu
-	armed     atomic.Int64 // written under mu; the tick this shard asked the driver to wake it at, or notArmed
+	nextRing  int          // guarded by mu; the ring of the inbox the next start drains
 	firing    bool         // guarded by mu; a goroutine is in fire
 	again     bool         // guarded by mu; fire was called while firing
 	closed    bool         // guarded by mu
@@ -29,8 +38,6 @@ type shard struct {
 	out       chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
 	spare     *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
 	young     []*node      // guarded by mu; nodes to promote when the next collection ends
-	inbox     inbox        // timers stopped from other processors, to bury (see inbox.go)
-	expiring  atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
 	awayLocks uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
@@ -328,3 +335,11 @@ func (s *shard) close(wait bool) {
 	clear(s.batch)
 	s.batch = s.batch[:0]
 }
+
+// The lines other processors read: checked at compile time (index out of
+// range) so that a field added above them cannot move them.
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.w)-64]
+	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.armed)-128]
+	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.mu)-192]
+)
