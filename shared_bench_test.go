@@ -93,7 +93,6 @@ func BenchmarkStopRate(b *testing.B) {
 	b.ReportMetric(float64(peak-pending)/pending*100, "peak-stopped-%")
 }
 
-
 // BenchmarkW7Floor is W7Parallel with the wheel taken out: each op
 // allocates a 48-byte object holding pointers, as AfterFunc does for its
 // Timer, puts it in the goroutine's table of 1,000 in place of a random
