@@ -80,8 +80,10 @@ func (b *inbox) ring(p int) *ring {
 }
 
 // post appends e to r and reports whether it did: false if another
-// producer holds r or r is full. The caller is pinned to its processor.
-func (r *ring) post(e *queue.Entry) bool {
+// producer holds r or r is full. Every drainAt entries it sets dirty,
+// for the shard's next start to drain the inbox. The caller is pinned to
+// its processor.
+func (r *ring) post(e *queue.Entry, dirty *atomic.Bool) bool {
 	if !r.busy.CompareAndSwap(false, true) {
 		return false
 	}
@@ -93,6 +95,9 @@ func (r *ring) post(e *queue.Entry) bool {
 	if ok {
 		r.slots[t%ringSize] = e
 		r.tail.Store(t + 1)
+		if (t+1)%drainAt == 0 && !dirty.Load() {
+			dirty.Store(true)
+		}
 	}
 	r.busy.Store(false)
 	return ok
@@ -141,7 +146,7 @@ func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
 		stripe.ProcUnpin()
 		return false, !chanTimer || e.Dead() || !s.expiring.Load()
 	}
-	posted := s.inbox.ring(p).post(e)
+	posted := s.inbox.ring(p).post(e, &s.dirty)
 	stripe.ProcUnpin()
 	if !posted || s.armed.Load() == old {
 		// A full or busy ring, or the timer the driver is set for: bury
@@ -173,31 +178,22 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 	return true
 }
 
-// drainLocked, on every drainEvery-th start, buries the entries of the
-// inbox's next ring, round-robin, if it holds drainAt or more: so each
-// ring is looked at every drainEvery*len(rings) starts, and one whose
-// producer finds it full is drained by that producer.
+// drainLocked drains the inbox if a producer has asked for it (see
+// ring.post): a start loads one flag, a line written once per drainAt
+// lock-free Stops, where looking at the rings would load lines written
+// on every one.
 func (s *shard) drainLocked() {
-	if s.started%drainEvery != 0 {
-		return
-	}
-	b := &s.inbox
-	if s.nextRing++; s.nextRing >= len(b.rings) {
-		s.nextRing = 0
-	}
-	if r := b.rings[s.nextRing].Load(); r != nil && r.tail.Load()-r.head.Load() >= drainAt && s.drainRingLocked(r) {
-		s.emptiedLocked()
+	if s.dirty.Load() {
+		s.dirty.Store(false)
+		s.drainAllLocked()
 	}
 }
 
-// drainEvery is how often a start looks at a ring: every eighth, so that
-// a start rarely loads a ring's tail, a line another processor writes.
-const drainEvery = 8
-
-// drainAt is how many entries a ring holds before a start drains it: a
-// batch, whose cache misses overlap (see queue.Wheel.BuryAll), and
-// fewer loads of rings that have little in them.
-const drainAt = 16
+// drainAt is how many entries a producer posts between its requests to
+// drain the inbox: a batch, whose cache misses overlap (see
+// queue.Wheel.BuryAll), a quarter of a ring, so that a ring rarely fills
+// before its shard's next start.
+const drainAt = ringSize / 4
 
 // drainAllLocked buries the entries of every ring of the inbox.
 func (s *shard) drainAllLocked() {

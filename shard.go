@@ -25,11 +25,12 @@ type shard struct {
 	armed    atomic.Int64 // written under mu; the tick this shard asked the driver to wake it at, or notArmed
 	expiring atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
 	_        [64 - 8 - 4]byte
+	dirty    atomic.Bool // set by a producer every drainAt entries it posts, cleared under mu by the start that drains the inbox
+	_        [64 - 4]byte
 
 	mu        sync.Mutex
 	idle      sync.Cond    // signalled when firing goes false; uses mu
 	q         *queue.Wheel // guarded by mu
-	nextRing  int          // guarded by mu; the ring of the inbox the next start drains
 	firing    bool         // guarded by mu; a goroutine is in fire
 	again     bool         // guarded by mu; fire was called while firing
 	closed    bool         // guarded by mu
@@ -341,5 +342,6 @@ func (s *shard) close(wait bool) {
 var (
 	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.w)-64]
 	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.armed)-128]
-	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.mu)-192]
+	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.dirty)-192]
+	_ = [1]struct{}{}[unsafe.Offsetof(shard{}.mu)-256]
 )
