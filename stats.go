@@ -55,9 +55,10 @@ type Stats struct {
 	Wakeups uint64
 	// EmptyWakeups counts the wakeups at which no shard fired anything: a
 	// wake at the old deadline of a lazily reset timer, at the start of a
-	// coarse slot whose earliest timers were stopped, or ahead of a burst
-	// of timers to move them down before they fall due (see [Wheel]). An
-	// idle wheel does not wake at all.
+	// coarse slot whose earliest timers were stopped, ahead of a burst
+	// of timers to move them down before they fall due, or, rarely, at
+	// the deadline of a timer stopped from another processor while its
+	// shard was firing (see [Wheel]). An idle wheel does not wake at all.
 	EmptyWakeups uint64
 	// Lateness is the histogram of how late timers fired: see [Lateness].
 	Lateness Lateness

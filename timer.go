@@ -153,6 +153,13 @@ func (w *Wheel) Sleep(d time.Duration) {
 // channel Timer, a value sent but not yet received counts as not expired:
 // Stop takes it back and returns true. Stop does not wait for an AfterFunc
 // callback that has started. The complexity is O(1).
+//
+// A Stop on another processor than the one that started the timer takes
+// no lock: it marks the timer stopped, and the timer's shard takes it off
+// the wheel on a later start (see inbox.go). The one difference it makes:
+// Stop on a copy of a pending AfterFunc Timer (see [Timer]) panics only
+// on the timer's own processor; elsewhere it returns true, and the Timer
+// it was copied from still fires.
 func (t *Timer) Stop() bool {
 	if t.f == nil {
 		return t.chanNode("Stop").stop()
@@ -187,7 +194,9 @@ func (t *Timer) Stop() bool {
 // the new deadline on the timer with one compare-and-swap, and the wheel
 // files the timer again when it reaches the old deadline (see
 // [queue.Entry.Postpone]). Such a timer fires after timers reset or
-// started for the same tick in the meantime. The complexity is O(1).
+// started for the same tick in the meantime. A Reset that restarts a
+// timer just stopped on another processor, to a deadline no earlier than
+// the one it had, takes no lock either. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
 	if t.f == nil {
 		return t.chanNode("Reset").reset(d)

@@ -28,28 +28,31 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 //
 // A wheel is several engines, shards, one per processor unless
 // [WithShards] says otherwise, each with its own lock; a goroutine starts
-// its timers on the shard of the processor it runs on, so that goroutines
-// on different processors rarely contend, and a timer stays on its shard
-// for life.
+// its timers on the shard of the processor it runs on, and a timer stays
+// on its shard for life. A Stop from another processor takes no lock
+// (see [Timer.Stop]), so processors do not contend for each other's
+// shards.
 //
 // The driver is a single callback timer of the wheel's [clock.Clock], set
 // for the earliest pending deadline of all the shards. With nothing
 // pending it is stopped, so an idle wheel never wakes, and shards waiting
 // for the same tick wake once between them; scheduling a timer earlier
 // than the one it waits for moves it earlier, and stopping that one moves
-// it later. Three exceptions, where the driver wakes with nothing due:
-// to keep Stop O(1), if the next deadline lies in a slot of more than 64
-// timers spanning 64 ticks or more, whose earliest timers were stopped, it
-// wakes once at that slot's start to move its timers down to finer slots;
-// a timer that Reset postponed lazily (see [Timer.Reset]) costs a wake at
-// its old deadline, where it is filed again, unless other timers are due
-// then; and a burst, a thousand timers or more filed in one slot of a
-// shard's engine (a 64-tick span within the next 4,096 ticks, or a
-// 4,096-tick span further out), costs about one wake per 4,096 of them
-// before it falls due, at which the engine moves them down ahead of time
-// so that the burst fires on time (see [queue.Wheel]), and one at the
-// start of any slot of 262,144 ticks or more (4.4 minutes at the default
-// tick) that holds it. [Stats] counts all three in EmptyWakeups.
+// it later. Four exceptions wake the driver with nothing due, and
+// [Stats] counts them in EmptyWakeups:
+//   - A coarse slot of more than 64 timers whose earliest were stopped:
+//     the driver wakes at the slot's start to move its timers down, so
+//     that Stop stays O(1).
+//   - A timer that Reset postponed lazily (see [Timer.Reset]) costs a
+//     wake at its old deadline, where it is filed again, unless other
+//     timers are due then.
+//   - A burst, a thousand timers or more in one slot of a shard's engine,
+//     costs about one wake per 4,096 of them before it falls due, to move
+//     them down ahead of time so that it fires on time (see
+//     [queue.Wheel]).
+//   - A timer stopped from another processor while its shard was firing
+//     may cost a wake at its deadline (see [Timer.Stop]).
+//
 // When the driver fires, it expires every timer due by then, the shards
 // due together in parallel on the real clock or a [clock.RealTime] (on
 // any other, one after the other, so that a test clock's Advance returns
