@@ -95,3 +95,28 @@ func TestStopFromAnotherProcessorTakesNoLock(t *testing.T) {
 		t.Fatalf("Stats.Stopped = %d, want %d", st.Stopped, n-100+50+1)
 	}
 }
+
+// TestCopyStoppedOnAnotherProcessor: a Stop on another processor cannot
+// tell a copy of a pending AfterFunc Timer from the Timer (it reads no
+// links): it returns true, and the shard, which can, skips the copy when
+// it drains its inbox, so the Timer copied from stays pending, is counted
+// once, and fires once, as Timer.Stop's doc says.
+func TestCopyStoppedOnAnotherProcessor(t *testing.T) {
+	defer timewheel.LazyStops()()
+	w, clk := newVirtual(t)
+	fired := 0
+	tm := w.AfterFunc(time.Second, func() { fired++ })
+	if !copyOf(tm).Stop() {
+		t.Fatal("Stop of a copy on another processor returned false")
+	}
+	if n := w.Len(); n != 1 {
+		t.Fatalf("Len = %d after a copy's Stop; want 1", n)
+	}
+	clk.Advance(time.Second)
+	if fired != 1 {
+		t.Fatalf("the Timer copied from fired %d times; want 1", fired)
+	}
+	if w.Len() != 0 || tm.Stop() {
+		t.Fatal("the Timer copied from is still pending after it fired")
+	}
+}
