@@ -15,7 +15,9 @@ import (
 // a testing/synctest bubble: code tested inside bubbles should take a
 // *Wheel made inside the bubble (New) rather than use the package-level
 // functions.
-var Default = sync.OnceValue(func() *Wheel {
+func Default() *Wheel { return defaultWheel() }
+
+var defaultWheel = sync.OnceValue(func() *Wheel {
 	w := New()
 	w.process = true
 	return w
