@@ -1,0 +1,177 @@
+// Package prose measures the comments of Go source files: how long their
+// sentences are, in words. The house style (STYLE.md) asks for comment
+// sentences a reader takes in at once: a p90 of 35 words or fewer, and
+// none over 80. The test of this package holds the library to it, and
+// Sentences lets a change be checked the same way.
+package prose
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Sentence is one sentence of a comment: its words and where it starts.
+type Sentence struct {
+	Pos   token.Position
+	Words int
+	Text  string
+}
+
+// File returns the sentences of the comments of the Go source in path.
+// Code in comments (lines indented by a tab or spaces after the comment
+// marker, as gofmt lays out code blocks and lists) is left out, and so
+// are directives (//go:, //line) and lines of a table or a list item's
+// marker.
+func File(path string) ([]Sentence, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []Sentence
+	for _, g := range f.Comments {
+		out = append(out, group(fset, g)...)
+	}
+	return out, nil
+}
+
+// Dir returns the sentences of the non-test Go files in dir and, if
+// recursive, in the directories below it that are in the same module
+// (none with a go.mod of its own, none named testdata).
+func Dir(dir string, recursive bool) ([]Sentence, error) {
+	var out []Sentence
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == dir {
+				return nil
+			}
+			if !recursive || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		s, err := File(path)
+		out = append(out, s...)
+		return err
+	})
+	return out, err
+}
+
+// group splits one comment group into sentences.
+func group(fset *token.FileSet, g *ast.CommentGroup) []Sentence {
+	var out []Sentence
+	var words []string
+	var start token.Pos
+	flush := func() {
+		if len(words) > 0 {
+			out = append(out, Sentence{Pos: fset.Position(start), Words: len(words), Text: strings.Join(words, " ")})
+		}
+		words = words[:0]
+	}
+	for _, c := range g.List {
+		text := c.Text
+		if !strings.HasPrefix(text, "//") {
+			flush() // a /* */ block: measured as one paragraph
+			text = strings.TrimSuffix(strings.TrimPrefix(text, "/*"), "*/")
+		} else {
+			text = text[2:]
+		}
+		line := strings.TrimPrefix(text, " ")
+		switch {
+		case strings.HasPrefix(text, "go:") || strings.HasPrefix(text, "line "),
+			strings.HasPrefix(line, "\t") || strings.HasPrefix(line, " "), // code or a list's continuation, indented
+			strings.HasPrefix(line, "|"):
+			flush()
+			continue
+		case strings.TrimSpace(line) == "":
+			flush() // a paragraph ends a sentence
+			continue
+		}
+		if strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "# ") {
+			flush()
+			line = line[2:]
+		}
+		for _, w := range strings.Fields(line) {
+			if len(words) == 0 {
+				start = c.Pos()
+			}
+			words = append(words, w)
+			if ends(w) {
+				flush()
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// ends reports whether word ends a sentence: a full stop, a question or
+// an exclamation mark, possibly inside a closing bracket or quote, but
+// not an abbreviation such as "e.g." or a number such as "1.5".
+func ends(word string) bool {
+	w := strings.TrimRight(word, `)"'”’]`)
+	if w == "" {
+		return false
+	}
+	last := w[len(w)-1]
+	if last != '.' && last != '?' && last != '!' {
+		return false
+	}
+	if strings.HasSuffix(w, "...") {
+		return false
+	}
+	switch strings.ToLower(strings.TrimLeft(w, `("'“‘[`)) {
+	case "e.g.", "i.e.", "etc.", "vs.", "cf.", "no.":
+		return false
+	}
+	core := strings.TrimRight(w, ".?!")
+	if n := len(core); n > 0 && unicode.IsUpper(rune(core[n-1])) && n <= 2 {
+		return false // an initial, as in "V. Lauck"
+	}
+	return true
+}
+
+// Stats summarises sentence lengths: their number, mean, 90th percentile
+// and the longest.
+type Stats struct {
+	N       int
+	Mean    float64
+	P90     int
+	Longest Sentence
+}
+
+// Summarize returns the Stats of s.
+func Summarize(s []Sentence) Stats {
+	if len(s) == 0 {
+		return Stats{}
+	}
+	lens := make([]int, len(s))
+	sum := 0
+	st := Stats{N: len(s)}
+	for i, x := range s {
+		lens[i] = x.Words
+		sum += x.Words
+		if x.Words > st.Longest.Words {
+			st.Longest = x
+		}
+	}
+	slices.Sort(lens)
+	st.Mean = float64(sum) / float64(len(s))
+	st.P90 = lens[(len(lens)*9+9)/10-1]
+	return st
+}
