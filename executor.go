@@ -147,7 +147,7 @@ func (p *Pool) Execute(f func()) {
 		p.queue.link(orNew(p.freeLocked()))
 	}
 	p.queue.push(f)
-	p.queuedLocked(1)
+	p.queuedUnlock(1)
 }
 
 // executeAll queues the callbacks of l, in order, and takes its chunks:
@@ -160,7 +160,7 @@ func (p *Pool) executeAll(l chunkList, wantSpare bool) (spare *chunk) {
 	if wantSpare {
 		spare = p.freeLocked()
 	}
-	p.queuedLocked(l.n)
+	p.queuedUnlock(l.n)
 	return spare
 }
 
@@ -191,9 +191,9 @@ func (p *Pool) freeLocked() *chunk {
 	return c
 }
 
-// queuedLocked counts n callbacks just queued, starts the workers they
+// queuedUnlock counts n callbacks just queued, starts the workers they
 // call for and unlocks mu.
-func (p *Pool) queuedLocked(n int) {
+func (p *Pool) queuedUnlock(n int) {
 	if p.limit == 0 {
 		p.limit = DefaultWorkers() // a zero Pool
 	}

@@ -8,42 +8,47 @@ import (
 
 // Moving timers down ahead of time (see the Wheel's documentation).
 //
-// A slot at level k > 0 is cascaded when the current tick reaches it: its
+// A slot at level k > 0 is cascaded when the current tick reaches it. Its
 // timers are walked and filed again a level down, one dependent cache
-// miss each when they are cold, and a level-1 slot is reached at the very
+// miss each when they are cold. A level-1 slot is reached at the very
 // tick its first timers fall due. For a burst of a million timers due
 // together, that walk lands inside the burst, once for each level the
 // timers sit above level 0, and makes the burst late.
 //
-// So the timers of a big slot (aheadMin of them filed in it since it was
-// last empty) are moved, aheadSlice per Expire call, straight into
-// per-tick lists: a chunk for each 64 ticks a level-1 slot spans, which
-// stays attached to the slot that holds its span until that slot is
-// reached. Reaching a level-1 slot then splices its chunk's 64 lists into
-// level 0, and reaching a level-2 slot hands its chunks to the level-1
-// slots below: O(1) per chunk whatever the number of timers. A level-1
-// slot is moved as soon as it is big; a level-2 slot once it is the next
-// one at level 2 (from the start of the slot before it); a big slot at
-// level 3 or above is not moved but reached at its start, where Expire
-// cascades it, and its timers then fill big slots of a lower level. The
-// chunks in use span at most two level-2 slots (the current one's level-1
-// slots and the next one), so a ring of 128 holds them.
+// So the timers of a big slot are moved early, aheadSlice per Expire
+// call, straight into per-tick lists. A slot is big once aheadMin timers
+// were filed in it since it was last empty. Each 64 ticks a level-1 slot
+// spans get a chunk of lists. The chunk stays attached to the slot that
+// holds its span until that slot is reached. Reaching a level-1 slot then
+// splices its chunk's 64 lists into level 0. Reaching a level-2 slot hands
+// its chunks to the level-1 slots below: O(1) per chunk whatever the
+// number of timers.
 //
-// The timers keep their order: a chunk's list holds, in order, timers
-// that were filed in the slot before the ones left in its list, and
-// reaching the slot empties the chunks before it cascades the list. A
-// slot's remembered earliest deadline (level.min) counts its chunks'
-// timers as its own; a slot with chunks remembers none, and Next finds
-// its earliest from its first chunk's first list and its own list.
+// When a big slot is moved:
+//   - level 1: as soon as it is big;
+//   - level 2: once it is the next one at level 2, from the start of the
+//     slot before it (4.1 to 8.2 s ahead with a 1 ms tick);
+//   - level 3 or above: never. It is reached at its start, minutes ahead
+//     of its timers, and cascaded; its timers then fill big slots below.
+//
+// The chunks in use span at most two level-2 slots (the current one's
+// level-1 slots and the next one), so a ring of 128 holds them.
+//
+// The timers keep their order. A chunk's list holds, in order, timers
+// that were filed in the slot before the ones left in its list. Reaching
+// the slot empties the chunks before it cascades the list. A slot's
+// remembered earliest deadline (level.min) counts its chunks' timers as
+// its own. A slot with chunks remembers none: Next reads its first
+// chunk's first list and its own list.
 //
 // The downside of this choice is wakes and memory. A wheel with nothing
-// due wakes to do this work (NextWake includes it), a slice per tick
-// while a big slot is being moved, and once at the start of a big slot at
-// level 3 or above. No timer is moved more often than a cascade would
-// move it, only sooner (a level-2 timer once less: the chunk's list is
-// its level-0 list), but one stopped after it was moved was moved for
-// nothing. A chunk is 3.3 KB, allocated the first time its ring position
-// is needed and kept: at most 430 KB per wheel.
+// due wakes to do this work (NextWake includes it). It wakes once per
+// slice while a big slot is being moved, and once at the start of a big
+// slot at level 3 or above. No timer is moved more often than a cascade
+// would move it, only sooner (a level-2 timer once less: the chunk's list
+// is its level-0 list). But a timer stopped after it was moved was moved
+// for nothing. A chunk is 3.3 KB, allocated the first time its ring
+// position is needed and kept: at most 430 KB per wheel.
 
 const (
 	aheadMin   = 1024 // a slot this many timers filed into since it was empty is moved ahead
@@ -130,7 +135,7 @@ func (w *Wheel) chunksOf(k, i int, f func(*chunk)) {
 }
 
 // Ahead returns the tick at which the wheel has timers to move down ahead
-// of time (see the Wheel's documentation): an Expire at or after it does
+// of time (see the Wheel's documentation). An Expire at or after it does
 // a slice of that work. It returns false if there is none. NextWake
 // includes it; a driver that arms itself only for the deadlines it
 // inserts must also arm itself for Ahead. The complexity is O(1).
@@ -227,9 +232,9 @@ func (w *Wheel) prepare(k, i, budget int) int {
 }
 
 // settle hands the chunks of slot i of level k, which the current tick
-// has just reached, to the level below: a chunk spanning the current tick
-// goes to level 0 (its first tick's list to the due list), any other to
-// the level-1 slot of its span. The slot's own list is cascaded after, so
+// has just reached, to the level below. A chunk spanning the current tick
+// goes to level 0, its first tick's list to the due list. Any other goes
+// to the level-1 slot of its span. The slot's own list is cascaded after, so
 // that the order of timers filed for one tick holds.
 func (w *Wheel) settle(k, i int) {
 	w.levels[k].chunked &^= 1 << i
@@ -284,9 +289,10 @@ func (w *Wheel) chunkEmptied(r, t int) {
 }
 
 // nextChunked returns the earliest deadline in slot i of level k, which
-// has chunks: the earlier of its list's (walking at most limit entries of
-// it, no limit if negative, else giving up with the slot's start) and the
-// first tick of its first chunk's first list. Nothing is remembered.
+// has chunks. It is the earlier of the first tick of its first chunk's
+// first list and its own list's earliest. The list is walked for at most
+// limit entries (no limit if negative); past that, the slot's start
+// stands in. Nothing is remembered.
 func (w *Wheel) nextChunked(k, i, limit int) int64 {
 	next := int64(math.MaxInt64)
 	w.chunksOf(k, i, func(ch *chunk) {

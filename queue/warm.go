@@ -2,6 +2,13 @@ package queue
 
 // Warming: loading the entries of a burst before they fire, so that their
 // cache misses overlap.
+//
+// When Expire cascades or moves timers into a level-0 slot or a chunk's
+// list, it keeps a hint every hintEvery (32) entries. As it fires the
+// slot, it walks warmChains (16) of those chains side by side. Then it
+// fires the 512 entries they led through while they are in the caches,
+// and so on. A due list without hints it walks from both ends first. The
+// walks only read.
 
 // warmHints hands the hints of level-0 slot i, about to be spliced into
 // the due list, to fireDue, and forgets them.
@@ -43,10 +50,9 @@ const warmChains = 16
 
 // warm walks the list whose sentinel is s from both ends at once, loading
 // every entry before fireDue unlinks them one by one. A list is a chain of
-// dependent loads, one cache miss per entry when a burst of cold timers
-// falls due; two chains walked side by side keep two misses in flight, so
-// the burst costs about half the memory latency it would otherwise. The
-// walk reads and changes nothing.
+// dependent loads: one cache miss per entry when a burst of cold timers
+// falls due. Two chains walked side by side keep two misses in flight, so
+// the burst costs about half the memory latency. The walk changes nothing.
 func (w *Wheel) warm(s *Entry) {
 	var sum int64
 	f, b := s.next, s.prev

@@ -10,6 +10,13 @@ import (
 // "Hashed and Hierarchical Timing Wheels", SOSP 1987) with O(1) schedule,
 // cancel and reschedule, and O(1) amortised expiry per timer.
 //
+// A Wheel is not safe for concurrent use: it belongs to one owner, who
+// serialises calls to it (usually under a lock). The exceptions are an
+// entry's own methods: [Entry.Postpone], [Entry.Kill] and [Entry.Revive]
+// are safe from any goroutine, with no lock, and so are the reads When,
+// Pending and Dead. Everything else, Stray included, belongs to the owner.
+// Its zero value is an empty wheel whose current tick is 0, as NewWheel's.
+//
 // # Levels
 //
 // The wheel has 11 levels of 64 slots. A slot at level k spans 64^k ticks,
@@ -26,85 +33,59 @@ import (
 //	  6      2.2 years  139 years
 //	  7..10  (the rest of the int64 range)
 //
-// Eleven levels of six bits cover all 64 bits of a tick, so every deadline
-// an int64 can hold has a slot: nothing is clamped to a horizon and there is
-// no overflow list.
+// Eleven levels of six bits cover every deadline an int64 can hold.
+// Nothing is clamped to a horizon and there is no overflow list.
 //
 // # Placement
 //
-// A timer due at tick t, with the wheel's current tick at now, goes to the
-// level of the highest six-bit digit in which t and now differ, in the slot
-// given by t's digit at that level. (tokio's wheel places timers the same
-// way.) Two things follow. Every timer at level k is due before every timer
-// at level k+1, so the earliest timer is in the lowest occupied level's
-// first occupied slot, which a uint64 occupancy bitmap per level finds with
-// one TrailingZeros64. And when the current tick reaches a slot at level
-// k > 0, each of its timers moves down to a lower level: a timer cascades at
-// most once per level, at most ten times in its life.
+// A timer due at tick t goes to the level of the highest six-bit digit in
+// which t and the current tick differ. Its slot is t's digit at that
+// level. (tokio's wheel places timers the same way.) Two things follow.
+// Every timer at level k is due before every timer at level k+1. So the
+// earliest timer is in the lowest occupied level's first occupied slot:
+// one TrailingZeros64 on that level's occupancy bitmap. And when the
+// current tick reaches a slot at level k > 0, its timers move down a
+// level. A timer cascades at most once per level, ten times in its life.
 //
 // # Moving ahead
 //
-// A slot that a thousand timers or more were filed in (a burst: a wave of
-// connections given the same idle timeout) is not left to be cascaded when
-// the current tick reaches it, at the tick its first timers fall due,
-// where a million cold timers would make the burst late: Expire moves its
-// timers, a slice of 4,096 per call, into per-tick lists attached to the
-// slot (chunks, see ahead.go) ahead of time: a level-1 slot as soon as it
-// is big, a level-2 slot from the start of the slot before it, 4.1 to 8.2
-// s ahead with a 1 ms tick. Reaching the slot then costs O(1) per 64
-// ticks. A big slot at level 3 or above is reached at its start, minutes
-// ahead of its timers unless the first is due at that very start, and its
-// timers then sit in big slots of level 2 or 1. [Wheel.Ahead] says when
-// there is such work to do, and NextWake includes it, so a driver that
-// sleeps until NextWake wakes for it even with nothing due: about one wake
-// per 4,096 timers moved, and one per big slot above level 2. Slots of
-// fewer timers cost no wake.
+// A slot that a thousand timers or more were filed in is a burst: a wave
+// of connections given the same idle timeout. Cascading it at the tick its
+// first timers fall due would make a burst of a million cold timers late.
+// So Expire moves such a slot's timers ahead of time, 4,096 per call, into
+// per-tick lists attached to the slot (see ahead.go). Reaching the slot
+// then costs O(1) per 64 ticks. [Wheel.Ahead] says when there is such
+// work to do, and NextWake includes it. That costs a driver about one
+// wake with nothing due per 4,096 timers moved, and one per big slot above
+// level 2. Slots of fewer timers cost no wake.
 //
 // # Order and exactness
 //
 // A level-0 slot holds exactly one tick, and a slot's list keeps the order
-// in which timers arrived; timers with the same deadline are in the same
-// list, or, in a slot being moved ahead, those filed first in a chunk's
-// list for their tick and the rest in the slot's list, which reaching the
-// slot appends to the chunk's; so cascading and moving ahead keep them in
-// schedule order, for a burst as for one timer. Expire fires a level-0
-// slot only once the current tick has reached it: the wheel never fires
-// early and, given a driver that calls Expire at each tick NextWake
-// returns, never late.
+// in which timers arrived. Cascading and moving ahead keep timers with the
+// same deadline in schedule order, for a burst as for one timer (see
+// ahead.go). Expire fires a level-0 slot only once the current tick has
+// reached it. So the wheel never fires early and, given a driver that
+// calls Expire at each tick NextWake returns, never late.
 //
-// [Entry.Postpone] moves a deadline later without re-filing the entry; the
-// wheel files it again when it reaches the slot the entry sits in. Such an
-// entry joins the timers of its new deadline behind those filed for it in
-// the meantime, so equal deadlines fire in schedule order only among
-// entries that were not postponed. Keeping the order for them too would
-// take a sequence number per entry, placed by a sorted insert when the
-// entry is filed again: eight bytes more per timer, which moves the
-// scheduler's 48-byte AfterFunc Timer into the 64-byte size class, a
-// third more memory for every pending timer, to order timers that only
-// share a tick by accident of rounding, and that callers on different
-// processors (on different shards of the scheduler) could not order
-// anyway. The order is narrowed instead, and documented where Postpone is.
+// [Entry.Postpone] moves a deadline later without re-filing the entry.
+// Such an entry joins the timers of its new deadline only when the wheel
+// reaches its old slot, behind those filed for that deadline in the
+// meantime (see Postpone). Keeping their order too would cost a sequence
+// number per entry: the scheduler's 48-byte Timer would take 64 bytes.
+// The order is narrowed instead, for timers that share a tick only by the
+// accident of rounding.
 //
-// The downside of this choice is Next: when level 0 is empty, the earliest
+// The downside of this choice is Next. When level 0 is empty, the earliest
 // deadline lies inside a coarser slot, and Next walks that slot's list to
-// find it. The wheel remembers each coarse slot's earliest deadline (and
-// how many timers share it) from that walk until the last of them leaves,
-// so a driver that sleeps until Next, rather than until the slot's start
-// as Linux and tokio do, never wakes with nothing due. A driver that must
-// stay O(1) uses NextWake, which gives up on a slot of more than 64 timers
-// whose earliest it has forgotten and answers with the slot's start: one
-// wake with nothing due, which moves the slot down a level.
+// find it. The wheel remembers what the walk found until the last timer
+// due then leaves. So a driver that sleeps until Next never wakes with
+// nothing due, where Linux and tokio wake at the slot's start. A driver
+// that must stay O(1) uses NextWake instead (see there).
 //
 // A burst of cold timers falling due together is a chain of dependent
-// cache misses. When Expire cascades or moves timers into a level-0 slot
-// or a chunk's list it keeps a hint every 32 entries, and as it fires the
-// slot it walks sixteen of those chains side by side, then fires the 512
-// entries they led through while they are in the caches, and so on; a
-// due list without hints it walks from both ends first. The misses
-// overlap; the walks only read.
-//
-// A Wheel is not safe for concurrent use. Its zero value is an empty
-// wheel whose current tick is 0, as NewWheel's.
+// cache misses. Expire walks several stretches of it side by side before
+// it fires them, so the misses overlap (see warm.go).
 type Wheel struct {
 	now    int64             // current tick; every entry in a slot is due after it
 	n      int               // pending entries
