@@ -42,12 +42,11 @@ func (w *Wheel) Bury(e *Entry) bool {
 	}
 }
 
-// BuryAll buries every entry of es that is dead (see Bury), skipping
-// those that are not and those that are stray copies (see
-// [Entry.Stray]), which Bury would refuse with a panic; it returns how
-// many it buried. The entries are loaded, and then their neighbours in
-// their lists, side by side before any is unlinked, so that the cache
-// misses of entries last touched on other processors overlap. The
+// BuryAll buries every entry of es that is dead (see Bury), and returns
+// how many it buried. It skips the others, and stray copies (see
+// [Entry.Stray]), which Bury would refuse with a panic. The entries, then
+// their neighbours, are loaded side by side before any is unlinked. So
+// the cache misses of entries last touched on other processors overlap. The
 // complexity is O(len(es)).
 func (w *Wheel) BuryAll(es []*Entry) int {
 	var sum int64

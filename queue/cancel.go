@@ -6,9 +6,10 @@ import "fmt"
 
 // Cancel removes e if it is pending and reports whether it was; it
 // removes a dead entry too (see [Entry.Kill]) and returns false. It panics
-// if e is a copy of a pending entry (see [Entry.Stray]), or pending in
-// another Wheel where that is cheap to see (an entry belongs to the wheel
-// it was inserted into; see Verify). The complexity is O(1).
+// if e is a copy of a pending entry (see [Entry.Stray]). It panics too if
+// e is pending in another Wheel, where that is cheap to see: an entry
+// belongs to the wheel it was inserted into (see Verify). The complexity
+// is O(1).
 func (w *Wheel) Cancel(e *Entry) bool {
 	if e == nil {
 		panic("timewheel/queue: Cancel of a nil *Entry")
@@ -24,7 +25,7 @@ func (w *Wheel) Cancel(e *Entry) bool {
 // mine panics if e, a pending entry, is plainly pending in another Wheel:
 // when w has none pending, or when e is alone in a list that is not one of
 // w's. An entry of another wheel that shares its list with others is not
-// caught (that would take a word per entry, or a walk); it corrupts both
+// caught: that would take a word per entry, or a walk. It corrupts both
 // wheels' counts, which Verify reports.
 func (w *Wheel) mine(e *Entry, op string) {
 	if w.n > 0 && (e.prev != e.next || w.owns(e.prev)) {
@@ -49,8 +50,8 @@ func (w *Wheel) owns(s *Entry) bool {
 
 // remove unlinks e, a pending or dead entry, marks it not pending and
 // reports whether it was pending. A slot that e leaves empty is found
-// from its list's sentinel, so the slot e was filed in need not be known:
-// e's deadline may have been postponed past it.
+// from its list's sentinel. So the slot e was filed in need not be known,
+// and e's deadline may have been postponed past it.
 func (w *Wheel) remove(e *Entry) (pending bool) {
 	return w.unlinkRemoved(e, e.when.Swap(^notPending))
 }

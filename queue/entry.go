@@ -11,28 +11,26 @@ import (
 // embeds an Entry in its timer type and passes it to [Wheel.Insert]. The
 // zero Entry is a timer that is not pending.
 //
-// The links belong to the wheel and its owner (whoever serialises calls to
-// the wheel, usually under a lock), and those of an entry Expire fired
-// stay the wheel's until that Expire returns: fire may file the entry in
-// another wheel, but another goroutine must wait for Expire to return.
-// The deadline is an atomic word that [Entry.Postpone] may move later
-// from any goroutine, without the owner's lock, while the wheel runs: see
-// Postpone.
+// The links belong to the wheel's owner (see [Wheel]). Those of an entry
+// Expire fired stay the wheel's until that Expire returns. So fire may
+// file the entry in another wheel, but another goroutine must wait for
+// Expire to return. The deadline is an atomic word, which Postpone, Kill
+// and Revive change from any goroutine without the owner's lock.
 type Entry struct {
 	prev, next *Entry // links in a slot or in the due list; nil when not pending, but in an entry fireDue took off lazily, until it tidies
-	// when holds, complemented (^) so that the zero Entry is not pending,
-	// the deadline tick while the entry is pending (at or after the tick
-	// of the slot it is filed in: Postpone only moves it later), and
-	// notPending otherwise. A list sentinel holds a negative code instead
+	// when holds the deadline tick while the entry is pending, and
+	// notPending otherwise. It is complemented (^), so that the zero Entry
+	// is not pending. The deadline is at or after the tick of the slot the
+	// entry is filed in: Postpone only moves it later. A list sentinel holds a negative code instead
 	// (slotCode, dueCode), so that a cancel that empties a slot finds
 	// which slot it was from the sentinel alone. Read it through load.
 	when atomic.Int64
 }
 
 // load returns e's deadline, notPending, or a sentinel's code. A dead
-// entry (see Kill) reads as due at the deadline it had, so that what a
-// walk learns of its slot (the earliest deadline) holds if Revive makes
-// it pending again, which it does only at that deadline or later.
+// entry (see Kill) reads as due at the deadline it had. So the earliest
+// deadline a walk learns of its slot still holds if Revive makes it
+// pending again, which it does only at that deadline or later.
 func (e *Entry) load() int64 {
 	raw := e.when.Load()
 	if d, ok := dead(raw); ok {
@@ -76,28 +74,25 @@ func (e *Entry) When() int64 {
 func (e *Entry) Pending() bool { return e.when.Load() < 0 }
 
 // Postpone moves the deadline of a pending entry to tick when, if that is
-// no earlier than its deadline now, without re-filing it: the entry stays
-// in the slot it sits in, and the wheel re-files it when its current tick
-// reaches that slot (the way Go's runtime leaves a timer modified to a
-// later time where it is in the heap, and Linux's mod_timer leaves a timer
-// whose new expiry falls in its bucket). It reports whether it moved the
-// deadline; it returns false, changing nothing, if the entry is not
-// pending or when is earlier than its deadline, and then the caller
-// reschedules it the ordinary way.
+// no earlier than its deadline now, and reports whether it did. It does
+// not re-file the entry: the wheel does when its current tick reaches the
+// slot the entry sits in. (Go's runtime and Linux's mod_timer leave a
+// timer moved later where it is, too.) It returns false, changing
+// nothing, if the entry is not pending or when is earlier. The caller
+// then reschedules it the ordinary way.
 //
-// Postpone is safe to call from any goroutine concurrently with the
-// wheel's methods and other Postpones: the entry's deadline is an atomic
-// word, and the wheel fires an entry only after claiming it with a
-// compare-and-swap on that word, so Postpone either moves a timer that has
-// not fired or reports that it could not.
+// Postpone is safe to call from any goroutine, with no lock, while the
+// wheel runs. The wheel fires an entry only after claiming it with a
+// compare-and-swap on its deadline word. So Postpone either moves a timer
+// that has not fired or reports that it could not.
 //
-// The downside of this choice is order and wakeups. A postponed entry is
-// filed among the timers of its new deadline when its old slot comes round,
-// behind those scheduled for that deadline in the meantime: equal deadlines
-// fire in schedule order only for entries that were not postponed. And a
-// wheel whose entries were postponed may report through Next a tick at
-// which nothing is due any more (the old deadline), where a driver wakes
-// once to re-file them. The complexity is O(1): it touches only the entry.
+// The downside of this choice is order and wakeups. A postponed entry
+// joins the timers of its new deadline only when its old slot comes
+// round, behind those scheduled for that deadline in the meantime. So
+// equal deadlines fire in schedule order only for entries that were not
+// postponed. And Next may report a tick at which nothing is due any more
+// (the old deadline), where a driver wakes once to re-file the entry. The
+// complexity is O(1): it touches only the entry.
 func (e *Entry) Postpone(when int64) bool {
 	for {
 		raw := e.when.Load()
@@ -110,17 +105,17 @@ func (e *Entry) Postpone(when int64) bool {
 	}
 }
 
-// Kill stops a pending entry without unlinking it, from any goroutine,
-// without the owner's lock: it marks the entry dead and returns the
-// deadline it had, and true; it returns false if the entry was not
-// pending. A dead entry never fires. It stays linked, and counted in
+// Kill stops a pending entry without unlinking it: it marks the entry
+// dead and returns the deadline it had, and true. It returns false if the
+// entry was not pending. It is safe from any goroutine, with no lock. A
+// dead entry never fires. It stays linked, and counted in
 // Len, until the owner cancels it ([Wheel.Cancel] removes it and returns
 // false) or the wheel reaches its slot and drops it. Until then
 // [Entry.Revive] may make it pending again where it lies.
 //
-// Kill lets a scheduler stop a timer from any goroutine without the lock
-// of the queue that holds it, as Go's runtime marks a timer a zombie for
-// the processor that owns its heap to remove. A compare-and-swap on the
+// Kill lets a scheduler stop a timer without the lock of the queue that
+// holds it. (Go's runtime marks such a timer a zombie, for the processor
+// that owns its heap to remove.) A compare-and-swap on the
 // deadline settles its race with Expire's claim and with Postpone, so an
 // entry whose Kill returned true never fires. The complexity is O(1): it
 // touches only the entry.
@@ -140,7 +135,7 @@ func (e *Entry) Kill() (int64, bool) {
 // if when is no earlier than the deadline it had when killed, and
 // reports whether it did. It returns false, changing nothing, if the
 // entry is not dead (pending, or dropped by its wheel) or when is
-// earlier; the caller then schedules it the ordinary way, after Cancel.
+// earlier. The caller then schedules it the ordinary way, after Cancel.
 // As after Postpone, the wheel files the entry again when it reaches the
 // slot the entry lies in. It is safe to call from any goroutine, as Kill
 // is. The complexity is O(1).

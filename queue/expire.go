@@ -10,10 +10,10 @@ package queue
 // due now by fire is fired by this call only if the current tick still has
 // a slot to reach; otherwise it waits for the next Expire. Then, if Ahead
 // is due by now, it moves up to 4,096 timers of big slots down ahead of
-// time (see the type's documentation). The complexity is O(1) per timer
-// fired plus O(1) per slot reached, each reached slot at level k > 0
-// moving its timers down a level, unless they were moved ahead, plus O(1)
-// per timer moved ahead.
+// time (see the type's documentation). A reached slot at level k > 0
+// moves its timers down a level, unless they were moved ahead. The
+// complexity is O(1) per timer fired, per slot reached and per timer
+// moved ahead.
 func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
 	if fire == nil {
 		panic("timewheel/queue: Expire with a nil fire func")
@@ -52,9 +52,9 @@ func (w *Wheel) Expire(now int64, fire func(*Entry)) int {
 	return fired
 }
 
-// cascade empties the slot whose sentinel is s, placing each of its entries
-// again relative to the current tick: in a lower level, or in the due list
-// if due at the current tick. The slot's order is kept.
+// cascade empties the slot whose sentinel is s and places each of its
+// entries again: in a lower level, or in the due list if due at the
+// current tick. The slot's order is kept.
 func (w *Wheel) cascade(s *Entry) {
 	if s.empty() {
 		return // its timers were all moved ahead
@@ -82,18 +82,20 @@ func (w *Wheel) cascade(s *Entry) {
 // fireDue fires the entries in the due list. Entries fire may add to the
 // due list wait for the next call.
 //
-// It takes entries off the firing list lazily, because each pointer it
-// writes goes through the write barrier when the collector marks during
-// a burst: claim marks an entry not pending, which is all that taking it
-// changes; its links, and the list's to it, stay as they were until tidy,
-// every tidyEvery entries, clears them and links the rest of the list to
-// the sentinel. That is two pointer writes per entry and two per tidy,
-// where unlinking each entry takes four. In between, the list is whole,
-// so that Stray and Cancel see every entry as before, and an entry taken
-// is not pending: Cancel returns false for it and Insert may file it
-// again, in this wheel, which tidies first, as every method that changes
-// or walks a list does (see ready), or in another (see untangle). fireDue
-// goes on from where tidy left the list when fire or claim changed it.
+// It takes entries off the firing list lazily. While the collector marks
+// during a burst, each pointer it writes goes through the write barrier.
+// So claim only marks an entry not pending, and its links, and the
+// list's to it, stay as they were. Every tidyEvery entries, tidy clears
+// them and links the rest of the list to the sentinel. That is two
+// pointer writes per entry and two per tidy, where unlinking each entry
+// takes four.
+//
+// In between, the list is whole, so Stray and Cancel see every entry as
+// before. An entry taken is not pending: Cancel returns false for it, and
+// Insert may file it again. In this wheel, Insert tidies first, as every
+// method that changes or walks a list does (see ready). In another wheel,
+// see untangle. fireDue goes on from where tidy left the list when fire
+// or claim changed it.
 func (w *Wheel) fireDue(fire func(*Entry)) int {
 	if w.due.empty() {
 		return 0
@@ -146,8 +148,8 @@ func (w *Wheel) tidy() {
 }
 
 // tidyList clears the links of the entries taken lazily off the firing
-// list whose sentinel is s, the first ones on it, and links the first
-// entry still pending, or s, to s.
+// list whose sentinel is s (the first ones on it). Then it links the
+// first entry still pending, or s, to s.
 func tidyList(s *Entry) {
 	e := s.next
 	for e != s && e.when.Load() == ^notPending {
@@ -158,10 +160,10 @@ func tidyList(s *Entry) {
 	s.next, e.prev = e, s
 }
 
-// untangle tidies the firing list of another Wheel that e, not pending but
-// with links, was taken off lazily, so that e may be filed anew: walking
-// back from e to that list's sentinel, past at most tidyEvery entries
-// taken.
+// untangle tidies the firing list of another Wheel that e was taken off
+// lazily, so that e may be filed anew; e is not pending but has links. It
+// walks back from e to that list's sentinel, past at most tidyEvery
+// entries taken.
 func untangle(e *Entry) {
 	s := e.prev
 	for s.when.Load() == ^notPending {
@@ -177,11 +179,10 @@ func untangle(e *Entry) {
 // faster: BenchmarkBurst, window-ns/fire.)
 const tidyEvery = 16
 
-// claim takes e, the first pending entry on the firing list, for firing:
-// it marks e not pending, which takes it off the list lazily (see
-// fireDue), and returns true, unless Postpone has moved e's deadline past
-// the current tick, in which case it files e again there and returns
-// false. The compare-and-swap settles a race with Postpone either way.
+// claim takes e, the first pending entry on the firing list, for firing.
+// It marks e not pending, which takes it off the list lazily (see
+// fireDue), and returns true. If Postpone has moved e's deadline past the
+// current tick, it files e again there and returns false. The compare-and-swap settles a race with Postpone either way.
 func (w *Wheel) claim(e *Entry) bool {
 	for {
 		raw := e.when.Load()

@@ -5,23 +5,24 @@ package queue
 import "math/bits"
 
 // Next returns the earliest pending deadline and false if nothing is
-// pending. It is O(1) when a timer is due now or within 64 ticks, and when
-// the earliest lies in a coarser slot whose earliest deadline the wheel
-// remembers: it does from the first time it is asked until the last timer
-// due then leaves the slot. Otherwise Next walks the slot's list (see the
-// type's documentation) and remembers the answer.
+// pending. It is O(1) when a timer is due within 64 ticks. It is O(1) too
+// when the earliest lies in a coarser slot whose earliest deadline the
+// wheel remembers. Otherwise Next walks the slot's list and remembers the
+// answer until the last timer due then leaves the slot (see the type's
+// documentation).
 func (w *Wheel) Next() (int64, bool) {
 	return w.next(-1)
 }
 
-// NextWake returns a tick at which a driver should next call Expire: the
-// earliest pending deadline, as Next, when that costs O(1); otherwise,
-// when the earliest lies in a coarse slot of more than 64 timers whose
-// earliest deadline the wheel has forgotten (its earliest timers were
-// cancelled), the start of that slot, where Expire moves its timers down
-// and the deadline is known again. If the wheel has timers to move down
-// ahead of time before then (see [Wheel.Ahead]), it returns that tick
-// instead. It returns false if nothing is pending. The complexity is O(1).
+// NextWake returns a tick at which a driver should next call Expire, and
+// false if nothing is pending. It is the earliest pending deadline, as
+// Next, when that costs O(1). The exception is a coarse slot of more than
+// 64 timers whose earliest deadline the wheel has forgotten (its earliest
+// timers were cancelled). There NextWake returns the slot's start, where
+// Expire moves its timers down and the deadline is known again: one wake
+// with nothing due. If the wheel has timers to move down ahead of time
+// before then (see [Wheel.Ahead]), it returns that tick instead. The
+// complexity is O(1).
 func (w *Wheel) NextWake() (int64, bool) {
 	next, ok := w.next(levelSlots)
 	if ok && w.ahead < next {
@@ -68,8 +69,8 @@ func (w *Wheel) next(limit int) (int64, bool) {
 	}
 	if end := w.slotStart(k, i) + 1<<(k*levelBits); next >= end && end > 0 {
 		// Every entry was postponed past the slot, and a later slot may
-		// hold an earlier deadline: wake at the slot's end, where Expire
-		// files them again, no later than any later slot's first tick.
+		// hold an earlier deadline. Wake at the slot's end, where Expire
+		// files them again: no later than any later slot's first tick.
 		next, count = end, 1
 	}
 	l.min[i], l.minN[i] = next, count

@@ -1,7 +1,7 @@
-// Package queue holds timewheel's single-goroutine timer queues: the
-// interface they share, the engine (a hierarchical timing wheel, [Wheel]),
-// and a plain reference ([Reference], a binary heap) that the tests use as
-// an oracle. The lab adds the other structures from the reference
+// Package queue holds timewheel's single-goroutine timer queues. They are
+// the interface they share, the engine (a hierarchical timing wheel,
+// [Wheel]), and a plain reference ([Reference], a binary heap) that the
+// tests use as an oracle. The lab adds the other structures from the reference
 // documents behind the same interface.
 //
 //	w := queue.NewWheel()
@@ -46,8 +46,8 @@ type Queue[H comparable] interface {
 	// leaves the queue unchanged. fire must not call Expire; it may
 	// schedule, cancel and reschedule. A timer fire schedules at or before
 	// now may fire later in the same call or wait for the next one, as the
-	// implementation finds cheaper, and so may come after timers due later
-	// that were pending before the call; it is never lost and never fires
+	// implementation finds cheaper. So it may come after timers due later
+	// that were pending before the call. It is never lost and never fires
 	// early.
 	Expire(now int64, fire func(H)) int
 	// Next returns the earliest deadline among pending timers and false if

@@ -6,8 +6,8 @@ import (
 )
 
 // Reference is the plain timer queue the tests hold every other queue
-// against: a binary min-heap from container/heap ordered by (deadline,
-// schedule order), the order libuv keeps with its start id. It is small
+// against. It is a binary min-heap from container/heap ordered by
+// (deadline, schedule order), as libuv orders by its start id. It is small
 // enough to be obviously right. Schedule, Cancel and Reschedule cost
 // O(log n); Expire costs O(log n) per timer fired.
 //
@@ -102,9 +102,9 @@ func (r *Reference) Next() (int64, bool) {
 func (r *Reference) Len() int { return len(r.heap) }
 
 // refHeap is container/heap's adaptor for the Reference. The virtual
-// clock has one of the same shape; they are not shared, because the
-// oracle every queue is held against should be readable in one file and
-// share no code with what drives the queues it judges.
+// clock has one of the same shape. They are not shared: the oracle should
+// be readable in one file and share no code with what drives the queues
+// it judges.
 type refHeap []*RefTimer
 
 func (h refHeap) Len() int { return len(h) }

@@ -121,21 +121,21 @@ const (
 type level struct {
 	occupied uint64            // bit i set iff slots[i] is not empty
 	slots    [levelSlots]Entry // list sentinels
-	// The earliest deadline in each slot, while it is known: no entry of
-	// slots[i] is due before min[i], and about minN[i] are due at it (the
+	// The earliest deadline in each slot, while it is known. No entry of
+	// slots[i] is due before min[i], and about minN[i] are due at it. The
 	// count is exact unless entries were postponed; it only decides when
-	// the slot forgets min[i], at zero). Zero minN means unknown. min[i]
+	// the slot forgets min[i], at zero. Zero minN means unknown. min[i]
 	// is exact for a slot none of whose entries was postponed since it
 	// was computed, and a lower bound otherwise. Level 0 does not use
 	// them: its slots are one tick.
 	min  [levelSlots]int64
 	minN [levelSlots]int32
 
-	// Above level 0: timers filed in each slot since its list was last
-	// empty (never decremented, and not past Wheel.bigAt), the slots where
-	// that reached Wheel.bigAt,
-	// and the slots with chunks attached (see ahead.go). A slot is
-	// occupied if its list is not empty or it has chunks.
+	// Above level 0 (see ahead.go): adds counts the timers filed in each
+	// slot since its list was last empty, never decremented and not past
+	// Wheel.bigAt. big marks the slots where it reached Wheel.bigAt, and
+	// chunked those with chunks attached. A slot is occupied if its list
+	// is not empty or it has chunks.
 	adds    [levelSlots]int32
 	big     uint64
 	chunked uint64
@@ -216,9 +216,10 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 	w.place(e, when)
 }
 
-// place links e, whose deadline is when (or later, if Postpone moved it
-// since when was read), into the slot when belongs to, or into the due
-// list if it is due at the current tick, and returns true. A dead entry
+// place links e, whose deadline is when, into the slot when belongs to,
+// or into the due list if it is due at the current tick, and returns
+// true. (e's deadline may be later, if Postpone moved it since when was
+// read.) A dead entry
 // (see Entry.Kill) is dropped instead, and place returns false: its
 // links are cleared, it leaves Len, and it is no longer dead, so that
 // Revive refuses it.
