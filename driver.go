@@ -9,15 +9,14 @@ import (
 )
 
 // driver is a wheel's one callback timer of its clock, shared by the
-// shards: each shard asks it for a wake at its earliest tick (wake), and
-// it sleeps until the earliest of those, so that shards waiting for the
-// same tick wake once between them, not once each, and an idle wheel does
-// not wake at all. When it fires, it fires every shard that is due: one
-// on its own goroutine and each other on a goroutine of its own, so that
-// shards due together expire their timers in parallel. (On a clock other
-// than the real one, it fires them one after the other on its own
-// goroutine, so that a test's Advance returns with every due callback
-// run by an inline executor.)
+// shards. Each shard asks it for a wake at its earliest tick (move), and
+// it sleeps until the earliest of those. So shards waiting for the same
+// tick wake once between them, and an idle wheel does not wake at all.
+// When it fires, it fires every shard that is due: one on its own
+// goroutine, each other on a goroutine of its own (see wake). On a clock
+// other than the real one, it fires them one after the other on its own
+// goroutine. Then a test's Advance returns with every due callback run by
+// an inline executor. Its lock comes after the shards' (see shard).
 type driver struct {
 	w      *Wheel
 	mu     sync.Mutex
@@ -30,10 +29,9 @@ type driver struct {
 
 // move tells the driver a shard's wake moved from tick old to tick when
 // (either may be notArmed); ns is a clock reading no later than now. The
-// driver is set earlier if when is earlier than its tick, and for the
-// shards' earliest if it was set for old, so that it never wakes for
-// nothing. It is called with the shard's lock held: shard locks come
-// before the driver's.
+// driver is set earlier if when is earlier than its tick. If it was set
+// for old, it is set for the shards' earliest, so it never wakes for
+// nothing. It is called with the shard's lock held (see shard).
 func (d *driver) move(old, when, ns int64) {
 	d.mu.Lock()
 	switch {
@@ -67,11 +65,11 @@ func (d *driver) setLocked(when, ns int64) {
 	d.timer.Reset(sleep)
 }
 
-// fire is the clock timer's callback: it fires the shards due by now and
-// sets itself for the earliest tick of those that are not (a shard it
-// fires sets it again for its own next tick). A shard is claimed for
-// firing by a compare-and-swap of its wake tick, so that a shard is
-// handed to one goroutine per wake.
+// fire is the clock timer's callback. It fires the shards due by now and
+// sets itself for the earliest tick of those that are not; a shard it
+// fires sets it again for its own next tick. A compare-and-swap of a
+// shard's wake tick claims it, so a shard is handed to one goroutine per
+// wake.
 func (d *driver) fire() {
 	d.wakeups.Add(1)
 	d.mu.Lock()

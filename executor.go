@@ -8,21 +8,21 @@ import (
 
 // Executor runs AfterFunc callbacks. When the wheel's driver wakes, each
 // due shard hands its due callbacks to Execute one at a time, in deadline
-// order; Execute should not block, since the next callbacks of that shard
-// wait behind it. Shards due at the same wake fire in parallel, each on a
-// goroutine of its own (on the real clock; see [WithShards]), so they
-// call Execute concurrently: an Executor must be safe for concurrent use,
-// and callbacks of different shards come in no particular order.
+// order. Execute should not block: the shard's next callbacks wait behind
+// it. Shards due at the same wake fire in parallel (see [WithShards]), so
+// they call Execute concurrently. So an Executor must be safe for
+// concurrent use, and callbacks of different shards come in no particular
+// order.
 type Executor interface {
 	Execute(f func())
 }
 
 // Inline returns an Executor that runs each callback on the driver, before
-// the next: callbacks run one at a time, in order, and a slow one delays
+// the next. Callbacks run one at a time, in order, and a slow one delays
 // every timer behind it. It suits short callbacks and tests on a
 // [clock.Virtual], where the callbacks have all run when Advance returns.
 // A callback it runs must not wait for another timer of the same wheel
-// (Sleep, or a receive from After): the goroutine that would fire that
+// (Sleep, or a receive from After). The goroutine that would fire that
 // timer is the one waiting, and it never returns. Go gives a goroutine no
 // identity to detect this by; hand such work to a goroutine or a Pool.
 func Inline() Executor { return inline{} }
@@ -38,23 +38,14 @@ func DefaultWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Pool is the wheel's default Executor: a FIFO queue of callbacks served
 // by at most a fixed number of goroutines. A worker starts when callbacks
-// are queued and fewer than the limit run, and exits when the queue is
-// empty, so an idle pool holds no goroutine and a burst of a million
+// are queued and fewer than the limit run. It exits when the queue is
+// empty. So an idle pool holds no goroutine, and a burst of a million
 // callbacks starts at most the limit. The queue is unbounded: the driver
 // never blocks on it.
 //
-// The queue is a list of chunks of a fixed size, which a worker returns
-// to the pool's free list once it has run them. A wheel's shard fills
-// chunks from that list with the callbacks it expires at a wake and hands
-// them to the pool as they are, so that a callback is written once, by
-// the shard, and cleared once, by the worker that takes it; and a burst
-// allocates no more than the chunks its backlog needs, none once a burst
-// as big has run, and never copies a queue to grow it. (While the
-// collector marks, each pointer written to the heap goes through the
-// write barrier, and allocating is what starts the collector.) The
-// downside of this choice is memory: the free list keeps every chunk the
-// pool has had, as many as its biggest backlog filled (4 KB per 509
-// callbacks on 64-bit platforms), as a slice would keep its capacity.
+// The cost is memory: the pool keeps every 4 KB chunk of its queue it has
+// had, as a slice keeps its capacity. That is 4 KB per 509 callbacks of
+// its biggest backlog, on 64-bit platforms (see chunk).
 //
 // A Pool is safe for concurrent use. Its zero value is a pool of
 // DefaultWorkers() workers (the number GOMAXPROCS gives when it first
@@ -75,6 +66,16 @@ type Pool struct {
 // fs[0] on, run from fs[taken] on. A chunk that is full, or that a
 // worker has emptied, is not filled again until it comes off the free
 // list.
+//
+// A worker returns the chunks it has run to the pool's free list. A
+// wheel's shard fills chunks from that list with the callbacks it expires
+// at a wake, and hands them to the pool as they are (executeAll). So a
+// callback is written once, by the shard, and cleared once, by the worker
+// that takes it. A burst allocates only the chunks its backlog needs,
+// none once a burst as big has run, and never copies a queue to grow it.
+// This matters under a burst: while the collector marks, each pointer
+// written to the heap goes through the write barrier, and allocating is
+// what starts the collector.
 type chunk struct {
 	fs    [chunkLen]func()
 	n     int    // callbacks in fs
@@ -151,9 +152,9 @@ func (p *Pool) Execute(f func()) {
 }
 
 // executeAll queues the callbacks of l, in order, and takes its chunks:
-// the caller must not touch them again. If wantSpare is set it returns an
-// empty chunk from the free list for the caller to fill next, or nil if
-// the list is empty. The complexity is O(1): no callback is copied.
+// the caller must not touch them again. If wantSpare is set, it returns
+// an empty chunk from the free list for the caller to fill next, or nil
+// if the list is empty. The complexity is O(1): no callback is copied.
 func (p *Pool) executeAll(l chunkList, wantSpare bool) (spare *chunk) {
 	p.mu.Lock()
 	p.queue.concat(l)
@@ -191,8 +192,8 @@ func (p *Pool) freeLocked() *chunk {
 	return c
 }
 
-// queuedUnlock counts n callbacks just queued, starts the workers they
-// call for and unlocks mu.
+// queuedUnlock counts n callbacks just queued and starts the workers they
+// call for. It is called with mu held, and unlocks it.
 func (p *Pool) queuedUnlock(n int) {
 	if p.limit == 0 {
 		p.limit = DefaultWorkers() // a zero Pool
@@ -210,8 +211,8 @@ func (p *Pool) queuedUnlock(n int) {
 // Wait blocks until the queue is empty and every worker has exited. Like
 // sync.WaitGroup's, it must not race with Execute: call it once nothing
 // more will be queued (a wheel's Close does). Called from a callback that
-// a Pool or a wheel's driver runs, where it could wait for itself, it
-// panics instead of hanging.
+// a Pool or a wheel's driver runs, it could wait for itself, so it panics
+// instead of hanging.
 func (p *Pool) Wait() {
 	if p == nil {
 		panic("timewheel: Wait called on a nil *Pool")
@@ -223,10 +224,10 @@ func (p *Pool) Wait() {
 }
 
 // work runs queued callbacks until the queue is empty. Under a burst a
-// worker takes a run of callbacks per lock, a fair share of the queue but
-// at most maxRun and no further than the end of the first chunk, so that
-// a million callbacks cost thousands of lock round trips, not a million;
-// with a short queue it takes one at a time, so a callback that blocks
+// worker takes a run of callbacks per lock: a fair share of the queue, but
+// at most maxRun and no further than the end of the first chunk. So a
+// million callbacks cost thousands of lock round trips, not a million.
+// With a short queue it takes one at a time, so a callback that blocks
 // holds up no other.
 func (p *Pool) work() {
 	defer p.workers.Done()

@@ -9,41 +9,45 @@ import (
 
 // # Stopping a timer from another processor
 //
-// A timer lives on the shard it was started on, whose lock the
-// processor of that shard takes for every start, and the driver for
-// every fire. A goroutine that stops the timer later usually runs on
-// another processor: it blocked on the network in between. If it took
-// the shard's lock, processors would contend for each other's locks,
-// and a waiter that parks frees its processor for a goroutine that then
-// moves again (a lock convoy). So a Stop from another processor takes
-// no lock. It kills the timer's entry (queue.Entry.Kill: one
-// compare-and-swap on the timer's own deadline word, which settles its
-// race with the engine's claim, so a Stop that returned true never
-// fires), and posts the entry to the shard's inbox, from which the
-// shard's own processor, under its lock, buries it on its next start
-// (queue.Wheel.Bury unlinks it). This is how Go's runtime stops a timer
-// on another processor's heap: it marks it a zombie for the owner to
-// remove.
+// A timer lives on the shard it was started on. The processor of that
+// shard takes the shard's lock for every start, and the driver for every
+// fire. A goroutine that stops the timer later usually runs on another
+// processor: it blocked on the network in between. If it took the shard's
+// lock, processors would contend for each other's locks. A waiter that
+// parks frees its processor for a goroutine that then moves again: a lock
+// convoy.
+//
+// So a Stop from another processor takes no lock. It kills the timer's
+// entry (queue.Entry.Kill), one compare-and-swap on the timer's own
+// deadline word. That settles its race with the engine's claim, so a Stop
+// that returned true never fires. Then it posts the entry to the shard's
+// inbox. The shard's own processor buries it, under its lock, on its next
+// start (queue.Wheel.Bury unlinks it). Go's runtime stops a timer on
+// another processor's heap the same way: it marks it a zombie for the
+// owner to remove. The shard's Locking block (see shard) places these
+// rules among the package's other locks.
 //
 // Ground rules:
-//   - The entry's links belong to the shard's lock; the dead mark is set
-//     without it, by Kill alone, and cleared under it, by Bury, by
-//     Cancel, or by the engine when it reaches the entry, or without it
-//     by Revive (a Reset from any processor to a deadline no earlier
-//     than the one the timer had), each by compare-and-swap.
+//   - The entry's links belong to the shard's lock. The dead mark is set
+//     without it, by Kill alone.
+//   - The dead mark is cleared under the lock by Bury, by Cancel, or by
+//     the engine when it reaches the entry. It is cleared without the
+//     lock by Revive: a Reset from any processor to a deadline no
+//     earlier than the one the timer had. Each change of the mark is a
+//     compare-and-swap.
 //   - An inbox is a ring per processor (its id modulo the number of
-//     rings): a producer writes a ring only while it holds the ring's
-//     busy flag, pinned to its processor, and the consumer reads it
-//     only under the shard's lock, so each ring has one writer and one
-//     reader at a time. A producer that finds the ring busy or full
-//     takes the shard's lock and buries the entry itself.
+//     rings). A producer writes a ring only while it holds the ring's
+//     busy flag, pinned to its processor. The consumer reads it only
+//     under the shard's lock. So each ring has one writer and one reader
+//     at a time. A producer that finds the ring busy or full takes the
+//     shard's lock and buries the entry itself.
 //   - A posted entry may have been revived, killed again, or buried by
 //     the time it is read: Bury acts only on an entry that is dead then.
 //   - Killed entries not yet buried are at most ringSize per ring: memory
 //     stays bounded whatever the rate of stops.
 //   - If the killed timer was the one the shard asked the driver to wake
-//     it for, the Stop takes the lock after all, buries it and moves the
-//     wake, so that the driver does not wake for nothing.
+//     it for, the Stop takes the lock after all. It buries the entry and
+//     moves the wake, so that the driver does not wake for nothing.
 type inbox struct {
 	rings []atomic.Pointer[ring] // by processor id modulo len; allocated on first use
 }
@@ -80,9 +84,9 @@ func (b *inbox) ring(p int) *ring {
 }
 
 // post appends e to r and reports whether it did: false if another
-// producer holds r or r is full. Every drainAt entries it sets dirty,
-// for the shard's next start to drain the inbox. The caller is pinned to
-// its processor.
+// producer holds r or r is full. Every drainAt entries it sets dirty, for
+// the shard's next start to drain the inbox. The caller is pinned to its
+// processor.
 func (r *ring) post(e *queue.Entry, dirty *atomic.Bool) bool {
 	if !r.busy.CompareAndSwap(false, true) {
 		return false
@@ -129,12 +133,13 @@ func (s *shard) away() (p int, away bool) {
 var lazyStops = false
 
 // kill stops e lazily if the calling goroutine runs on another
-// processor than s's. It returns handled false, having done nothing, on
-// s's own processor, where the caller takes the lock (cheap there: only
-// that processor and the driver take it). Otherwise it returns handled
-// true and whether it stopped a pending timer; when e was not pending,
-// a channel timer (chanTimer) leaves it to the caller, under the lock,
-// if the engine is expiring timers, since its value may be on its way.
+// processor than s's. On s's own processor it returns handled false,
+// having done nothing, and the caller takes the lock. (That is cheap
+// there: only that processor and the driver take it.) Otherwise it
+// returns handled true and whether it stopped a pending timer. One case
+// goes back to the caller, under the lock: a channel timer (chanTimer)
+// that was not pending while the engine is expiring timers. Its value
+// may be on its way.
 func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
 	p, away := s.away()
 	if !away {
@@ -167,9 +172,9 @@ func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
 }
 
 // revive makes e, killed by a Stop, pending again at tick when, where it
-// lies, if when is no earlier than its deadline was (see
-// queue.Entry.Revive), and reports whether it did; a Reset that
-// restarts a timer so takes no lock.
+// lies, and reports whether it did. when must be no earlier than its
+// deadline was (see queue.Entry.Revive). A Reset that restarts a timer so
+// takes no lock.
 func (s *shard) revive(e *queue.Entry, when int64) bool {
 	if !e.Revive(when) {
 		return false
@@ -179,9 +184,9 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 }
 
 // drainLocked drains the inbox if a producer has asked for it (see
-// ring.post): a start loads one flag, a line written once per drainAt
-// lock-free Stops, where looking at the rings would load lines written
-// on every one.
+// ring.post). A start loads one flag, a line written once per drainAt
+// lock-free Stops. Looking at the rings would load lines written on every
+// one.
 func (s *shard) drainLocked() {
 	if s.dirty.Load() {
 		s.dirty.Store(false)
@@ -190,8 +195,8 @@ func (s *shard) drainLocked() {
 }
 
 // drainAt is how many entries a producer posts between its requests to
-// drain the inbox: a batch, whose cache misses overlap (see
-// queue.Wheel.BuryAll), a quarter of a ring, so that a ring rarely fills
+// drain the inbox. It is a batch, whose cache misses overlap (see
+// queue.Wheel.BuryAll). It is a quarter of a ring, so a ring rarely fills
 // before its shard's next start.
 const drainAt = ringSize / 4
 

@@ -10,24 +10,26 @@ import (
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
-// node is what the wheel holds for a channel Timer or a Ticker in place of
-// the object the user holds, so that, as in Go 1.23, a timer or ticker
+// node is what the wheel holds for a channel Timer or a Ticker, in place
+// of the object the user holds. So, as in Go 1.23, a timer or ticker
 // nobody can reach any more is collected although it was never stopped.
 //
-// A node due within a minute is born holding its channel strongly (in
-// t.C), as most such timers fire or are stopped soon: they never pay for
-// more. A node still pending when a garbage collection ends is promoted:
-// from then on it points to its channel only weakly, and a cleanup
-// attached to the channel removes the node from its shard once the
-// channel is collected (a node whose channel is gone when it fires sends
-// nothing and, for a ticker, is not armed again), as generational
-// collectors make only old objects pay. A Ticker's node, and a Timer's due
-// a minute or more from now (when made or reset), are born promoted, so that a forgotten one
-// goes within the collections that follow (Go's own test of this runs
-// three back to back): promotion waits for the end of a collection, and a
-// young node's channel is freed only by the collection after it, its node
-// by a third. A goroutine blocked receiving from the channel keeps the
-// channel, and so the timer, alive.
+// A node due within a minute is born young: it holds its channel strongly
+// (in t.C). Most such timers fire or are stopped soon, and never pay for
+// more. A node still pending when a garbage collection ends is promoted,
+// as generational collectors make only old objects pay. From then on it
+// points to its channel only weakly. A cleanup attached to the channel
+// removes the node from its shard once the channel is collected. (A node
+// whose channel is gone when it fires sends nothing and, for a ticker, is
+// not armed again.)
+//
+// A Ticker's node, and a Timer's due a minute or more from now (when made
+// or reset), are born promoted. So a forgotten one goes within the
+// collections that follow; Go's own test of this runs three back to back.
+// A young node would take longer: promotion waits for the end of a
+// collection, the collection after it frees the channel, and a third the
+// node. A goroutine blocked receiving from the channel keeps the channel,
+// and so the timer, alive.
 type node struct {
 	t      Timer              // first: the wheel's link; t.f is nil, which marks a node; t.C is the channel while the node is young; t.p is unused
 	s      *shard             // the shard the timer was started on
@@ -40,12 +42,11 @@ type node struct {
 }
 
 // bornPromoted is the duration from which a timer's node is born
-// promoted. Promotion costs about as much again as the rest of NewTimer
-// (a weak pointer and a cleanup: BenchmarkChanTimer, d=1h against d=5s),
-// so a timer due sooner is born young: most are stopped or fire first,
-// and a forgotten one goes when it fires, within the minute, or after
-// the second collection that ends while it is pending, if that is
-// sooner.
+// promoted. Promotion, a weak pointer and a cleanup, costs about as much
+// again as the rest of NewTimer (BenchmarkChanTimer, d=1h against d=5s).
+// So a timer due sooner is born young: most are stopped or fire first. A
+// forgotten one goes when it fires, within the minute, or after the
+// second collection that ends while it is pending, if that is sooner.
 const bornPromoted = time.Minute
 
 // The casts between a channel and its runtime object (weaken, channel)
@@ -76,11 +77,10 @@ func (n *node) scheduleLocked(when, ns int64) {
 	}
 }
 
-// promoteLocked runs at the end of a collection for a young node: if the
-// node is pending, the wheel holds it, and so it makes the wheel's hold on
-// the channel weak and attaches the cleanup that removes the node once the
-// channel is collected. A node that is not pending stays young, reachable
-// only from its Timer or Ticker, until it is scheduled again.
+// promoteLocked runs at the end of a collection for a young node. If the
+// node is pending, the wheel holds it, so promoteLocked weakens it (see
+// weaken). A node that is not pending stays young, reachable only from
+// its Timer or Ticker, until it is scheduled again.
 func (n *node) promoteLocked() {
 	n.young = false
 	if n.t.e.Pending() {
@@ -103,9 +103,9 @@ func (n *node) weaken() {
 	n.weak.Store(true)
 }
 
-// collected runs, on the runtime's cleanup goroutine, once the node's
-// channel has been collected: it takes the node off the wheel, so that a
-// forgotten ticker stops costing wakeups and Len counts only timers
+// collected runs on the runtime's cleanup goroutine once the node's
+// channel has been collected. It takes the node off the wheel, so that a
+// forgotten ticker stops costing wakeups, and Len counts only timers
 // someone can still see fire.
 func (n *node) collected() {
 	s := n.s
@@ -129,9 +129,9 @@ func (n *node) channel() chan time.Time {
 }
 
 // expireLocked sends the time on the node's channel, unless it has been
-// collected, and for a ticker schedules the next tick on the grid: the
-// first grid point after ns, the driver's clock reading, so that a late
-// driver skips ticks instead of bunching them.
+// collected. For a ticker, it schedules the next tick on the grid: the
+// first grid point after ns, the driver's clock reading. So a late driver
+// skips ticks instead of bunching them.
 func (n *node) expireLocked(ns int64, sent time.Time) {
 	c := n.channel()
 	if c == nil {
@@ -155,7 +155,7 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 func (n *node) stop() bool {
 	s := n.s
 	if stopped, handled := s.kill(&n.t.e, true); handled {
-		// From another processor, with no value on its way: the timer
+		// From another processor, with no value on its way. The timer
 		// is dead, or it had fired (its value is in C, or was received)
 		// or been stopped (see inbox.go).
 		if c := n.channel(); c != nil && drain(c) {
@@ -181,9 +181,9 @@ func (n *node) reset(d time.Duration) bool {
 	when, ns := s.w.deadline(d)
 	far := d >= bornPromoted && !n.weak.Load() // to be promoted now, under the lock
 	if !far && s.postpone(&n.t.e, when) {
-		// Pending and not yet claimed by the driver, so no value of
-		// this arming was sent on the channel, and every earlier one was
-		// taken back by the Stop or Reset that armed it again.
+		// Pending and not yet claimed by the driver: no value of this
+		// arming was sent on the channel. The Stop or Reset that armed it
+		// again took back every earlier one.
 		return true
 	}
 	if !far && s.revive(&n.t.e, when) {

@@ -13,16 +13,48 @@ import (
 // shard is one engine with its lock. A wheel has one per processor, or as
 // many as WithShards says; a timer belongs to the shard it was started on.
 // The wheel's one driver fires the shard at the tick it asks for (armed).
+//
+// # Locking
+//
+// Three locks, each guarding its own owner's fields:
+//   - shard.mu guards the engine (q), the entries' links and every field
+//     marked "guarded by mu". Starts, Stops and Resets on the shard's own
+//     processor take it, and so does fire.
+//   - driver.mu guards the driver's clock timer and the tick it is set
+//     for (driver.timer, driver.armed).
+//   - Pool.mu guards the pool's queue, free list and counts.
+//
+// The order: a shard's mu comes before the driver's and the pool's. A
+// shard calls driver.move with its mu held (armLocked), and takes a chunk
+// from the pool with it held (takeSpare). The driver and the pool never
+// take a shard's lock while they hold their own, and nothing holds two
+// shards' locks at once. Callbacks run with no lock held.
+//
+// Read without a lock, and why that is safe:
+//   - w and inbox never change after newShard.
+//   - armed is atomic. It is written under mu, except by the driver's
+//     claim, a compare-and-swap to notArmed (driver.fire). The driver
+//     reads it to find the earliest wake, and a Stop from another
+//     processor to see whether it stopped the timer the driver is set for.
+//   - expiring is atomic, written under mu. A channel timer's Stop from
+//     another processor reads it: a value may be on its way (shard.kill).
+//   - dirty is set by a producer without the lock and cleared under mu.
+//   - The inbox's rings and the entries' deadline words: see the ground
+//     rules in inbox.go.
+//   - batch, out and spare belong to the goroutine that set firing.
+//
+// The lines other processors read are kept apart from those the shard's
+// own work writes (checked at compile time at the end of this file).
 type shard struct {
 	_ [64]byte // keep shards on cache lines of their own
 
-	// Read by other processors' Stops (see inbox.go), each on a line that
-	// the shard's own work does not write: w and inbox never change, and
-	// armed and expiring change once or twice a fire.
+	// Read by other processors' Stops (see Locking above), each on a line
+	// that the shard's own work does not write. armed and expiring change
+	// once or twice a fire.
 	w        *Wheel
 	inbox    inbox // timers stopped from other processors, to bury
 	_        [64 - 8 - 24]byte
-	armed    atomic.Int64 // written under mu; the tick this shard asked the driver to wake it at, or notArmed
+	armed    atomic.Int64 // written under mu, or claimed by the driver; the tick this shard asked the driver to wake it at, or notArmed
 	expiring atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
 	_        [64 - 8 - 4]byte
 	dirty    atomic.Bool // set by a producer every drainAt entries it posts, cleared under mu by the start that drains the inbox
@@ -61,10 +93,10 @@ func newShard(w *Wheel, rings int) *shard {
 	return s
 }
 
-// start starts a new timer, d from now, unless the wheel is closed: e, an
-// AfterFunc Timer's entry, or, with e nil, n, the node of a channel Timer
-// or of a Ticker (whose grid starts now). It is the one way into a shard
-// for every kind of timer.
+// start starts a new timer, d from now, unless the wheel is closed. The
+// timer is e, an AfterFunc Timer's entry, or, with e nil, n, the node of a
+// channel Timer or of a Ticker (whose grid starts now). It is the one way
+// into a shard for every kind of timer.
 func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 	when, ns := s.w.deadline(d)
 	s.mu.Lock()
@@ -83,9 +115,9 @@ func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 	s.mu.Unlock()
 }
 
-// postpone moves e, if pending, to tick when without taking the lock,
-// when that is no earlier than its deadline (see queue.Entry.Postpone),
-// and reports whether it did; if not, the caller reschedules e under the
+// postpone moves e, if pending, to tick when without taking the lock, and
+// reports whether it did. when must be no earlier than e's deadline (see
+// queue.Entry.Postpone). If it did not, the caller reschedules e under the
 // lock.
 func (s *shard) postpone(e *queue.Entry, when int64) bool {
 	old := e.When()
@@ -101,10 +133,10 @@ func (s *shard) postpone(e *queue.Entry, when int64) bool {
 	return true
 }
 
-// scheduleLocked inserts e due at tick when and moves the driver earlier if
-// e is now the first timer due, or if e made a slot big enough for the
-// engine to move it down ahead of time (see queue.Wheel.Ahead). ns is the
-// clock reading when was computed from.
+// scheduleLocked inserts e due at tick when; ns is the clock reading when
+// was computed from. It moves the driver earlier if e is now the first
+// timer due. It does too if e made a slot big enough to be moved down
+// ahead of time (see queue.Wheel.Ahead).
 func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 	s.q.Insert(e, when)
 	when = e.When()
@@ -117,9 +149,9 @@ func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 }
 
 // cancelLocked removes e if pending and reports whether it was. When the
-// shard empties it withdraws its wake; when e was the timer it asked the
-// driver to wake it for, it asks for the next one instead, so that the
-// driver never wakes for nothing.
+// shard empties it withdraws its wake. When e was the timer it asked the
+// driver to wake it for, it asks for the next one instead. So the driver
+// never wakes for nothing.
 func (s *shard) cancelLocked(e *queue.Entry) bool {
 	when := e.When()
 	if !s.q.Cancel(e) {
@@ -134,15 +166,10 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 	return true
 }
 
-// rearmLocked sets the driver for the earliest pending deadline, or stops
-// it if nothing is pending; ns is a clock reading no later than now. The
-// engine's NextWake answers in O(1): the earliest deadline, or, in the one
-// case where finding it would mean walking a big coarse slot, that slot's
-// start, where the driver wakes once with nothing due and moves the slot's
-// timers down; and earlier than either if the engine has a burst of timers
-// to move down ahead of time (see queue.Wheel.Ahead). (A timer whose Reset
-// postponed it lazily also costs the driver a wake at its old deadline,
-// where the engine files it again.)
+// rearmLocked sets the driver for the engine's NextWake, or stops it if
+// nothing is pending; ns is a clock reading no later than now. NextWake
+// answers in O(1), at the cost of some wakes with nothing due: Wheel's
+// doc lists them.
 func (s *shard) rearmLocked(ns int64) {
 	next, ok := s.q.NextWake()
 	if !ok {
@@ -154,9 +181,9 @@ func (s *shard) rearmLocked(ns int64) {
 	}
 }
 
-// armLocked asks the wheel's driver to fire this shard at tick when; ns
+// armLocked asks the wheel's driver to fire this shard at tick when. ns
 // is a clock reading no later than now, from which the driver's sleep is
-// computed (an earlier reading only makes it wake later, never early).
+// computed. An earlier reading only makes it wake later, never early.
 func (s *shard) armLocked(when, ns int64) {
 	s.w.driver.move(s.armed.Swap(when), when, ns)
 }
@@ -168,14 +195,13 @@ func (s *shard) disarmLocked() {
 	}
 }
 
-// fire, called by the driver, expires every timer due by now, asks the
+// fire, called by the driver, expires every timer due by now. It asks the
 // driver to wake it at the next deadline and hands the due callbacks to
-// the executor, in order.
-// Only one goroutine fires a shard at a time; a call that finds another
-// firing asks it to go round again. A callback that panics through an
-// inline executor leaves the shard able to fire again, with the callbacks
-// after it in its batch kept to run first on the next fire. fire reports
-// whether it expired any timer, or left the firing to another goroutine.
+// the executor, in order. Only one goroutine fires a shard at a time; a
+// call that finds another firing asks it to go round again. A callback
+// that panics through an inline executor leaves the shard able to fire
+// again (see recoverFire). fire reports whether it expired any timer, or
+// left the firing to another goroutine.
 func (s *shard) fire() (fired bool) {
 	s.mu.Lock()
 	if s.firing || s.closed {
@@ -239,10 +265,10 @@ func (s *shard) fire() (fired bool) {
 	}
 }
 
-// recoverFire runs, with mu not held, as a callback's panic leaves fire:
-// it keeps rest, the callbacks of the batch after the one that panicked,
-// to be dispatched first by the next fire, which it sets the driver for,
-// and lets the shard fire again. Close counts kept callbacks as
+// recoverFire runs, with mu not held, as a callback's panic leaves fire.
+// It keeps rest, the callbacks of the batch after the one that panicked,
+// for the next fire to dispatch first, and sets the driver for that fire.
+// Then it lets the shard fire again. Close counts kept callbacks as
 // discarded.
 func (s *shard) recoverFire(rest []func(), now int64) {
 	s.mu.Lock()
@@ -257,8 +283,8 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 	}
 	if len(rest) > 0 || s.again {
 		// Kept callbacks, or a driver call that found this one firing and
-		// only asked it to go round again: the driver has fired and is not
-		// pending, whatever armed says. Set it for now, when the clock
+		// only asked it to go round again. The driver has fired and is not
+		// pending, whatever armed says: set it for now, when the clock
 		// next moves.
 		s.again = false
 		s.armLocked(now, s.w.since())
@@ -266,7 +292,7 @@ func (s *shard) recoverFire(rest []func(), now int64) {
 }
 
 // The casts in expireLocked rely on an Entry being at offset 0 of a
-// Timer, and a Timer at offset 0 of a node: these fail to compile (index
+// Timer, and a Timer at offset 0 of a node. These fail to compile (index
 // out of range) if a field is put before them.
 var (
 	_ = [1]struct{}{}[unsafe.Offsetof(Timer{}.e)]
@@ -315,9 +341,9 @@ func (s *shard) promote() {
 	s.young = s.young[:0]
 }
 
-// close drops the shard's pending timers, stops its driver and, if wait
-// is set, waits for a fire in progress to finish (Close from a callback
-// must not: the fire may be its own).
+// close drops the shard's pending timers and withdraws its wake. If wait
+// is set, it waits for a fire in progress to finish. (Close from a
+// callback must not: the fire may be its own.)
 func (s *shard) close(wait bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

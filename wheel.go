@@ -26,20 +26,17 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 // Wheel is a timer scheduler: package time's timers, tickers and sleeps on
 // hierarchical timing wheels (see [queue.Wheel]) with one driver.
 //
-// A wheel is several engines, shards, one per processor unless
-// [WithShards] says otherwise, each with its own lock; a goroutine starts
-// its timers on the shard of the processor it runs on, and a timer stays
-// on its shard for life. A Stop from another processor takes no lock
-// (see [Timer.Stop]), so processors do not contend for each other's
-// shards.
+// A wheel is several engines, shards, each with its own lock: one per
+// processor unless [WithShards] says otherwise. A goroutine starts its
+// timers on the shard of the processor it runs on, and a timer stays on
+// its shard for life. A Stop from another processor takes no lock (see
+// [Timer.Stop]), so processors do not contend for each other's shards.
 //
 // The driver is a single callback timer of the wheel's [clock.Clock], set
-// for the earliest pending deadline of all the shards. With nothing
-// pending it is stopped, so an idle wheel never wakes, and shards waiting
-// for the same tick wake once between them; scheduling a timer earlier
-// than the one it waits for moves it earlier, and stopping that one moves
-// it later. Four exceptions wake the driver with nothing due, and
-// [Stats] counts them in EmptyWakeups:
+// for the earliest pending deadline of all the shards. Shards waiting for
+// the same tick wake once between them. With nothing pending the driver
+// is stopped, so an idle wheel never wakes. Four exceptions wake the
+// driver with nothing due, and [Stats] counts them in EmptyWakeups:
 //   - A coarse slot of more than 64 timers whose earliest were stopped:
 //     the driver wakes at the slot's start to move its timers down, so
 //     that Stop stays O(1).
@@ -47,25 +44,25 @@ var ErrDefaultWheel = errors.New("timewheel: the default wheel serves the whole 
 //     wake at its old deadline, where it is filed again, unless other
 //     timers are due then.
 //   - A burst, a thousand timers or more in one slot of a shard's engine,
-//     costs about one wake per 4,096 of them before it falls due, to move
-//     them down ahead of time so that it fires on time (see
-//     [queue.Wheel]).
+//     costs about one wake per 4,096 of them before it falls due. The
+//     wake moves them down ahead of time, so that the burst fires on
+//     time (see [queue.Wheel]).
 //   - A timer stopped from another processor while its shard was firing
 //     may cost a wake at its deadline (see [Timer.Stop]).
 //
-// When the driver fires, it expires every timer due by then, the shards
-// due together in parallel on the real clock or a [clock.RealTime] (on
-// any other, one after the other, so that a test clock's Advance returns
-// with every due callback run): a channel timer's value is sent at once,
-// and AfterFunc callbacks are handed, in deadline order, to the wheel's
-// [Executor].
+// When the driver fires, it expires every timer due by then. A channel
+// timer's value is sent at once. AfterFunc callbacks are handed, in
+// deadline order, to the wheel's [Executor]. Shards due together fire in
+// parallel on the real clock or a [clock.RealTime]. On any other clock
+// they fire one after the other, so that a test clock's Advance returns
+// with every due callback run.
 //
 // Deadlines are rounded up to the wheel's tick, so a timer never fires
 // early; it fires at most one tick plus the driver's own delay late.
 //
-// A Wheel is safe for concurrent use. Its zero value is not a wheel: every
-// method panics on it, naming the method, as on a nil *Wheel; make one
-// with New.
+// A Wheel is safe for concurrent use. Its zero value is not a wheel:
+// every method panics on it, naming the method, as on a nil *Wheel. Make
+// one with New.
 type Wheel struct {
 	clock        clock.Clock
 	real         bool          // clock is clock.Real: since calls time.Since directly
@@ -165,7 +162,7 @@ func (w *Wheel) Now() time.Time {
 	return w.clock.Now()
 }
 
-// Since returns the time elapsed since t on the wheel's clock; for the
+// Since returns the time elapsed since t on the wheel's clock. For the
 // real clock and a t from Now, it reads only the monotonic clock, which is
 // cheaper than Now.
 func (w *Wheel) Since(t time.Time) time.Duration {
@@ -226,15 +223,15 @@ func (w *Wheel) Discarded() int {
 // ErrClosed if the wheel was closed already, and ErrDefaultWheel, closing
 // nothing, on the default wheel (see [Default]).
 //
-// Close called from an AfterFunc callback (of this wheel or any other:
-// a goroutine cannot tell whose callback it runs) closes the wheel as
-// well, but waits for no callback, since it would wait for itself: the
-// callbacks already handed to the pool finish on their own.
+// Close called from an AfterFunc callback, of this wheel or any other,
+// closes the wheel as well. But it waits for no callback, since it could
+// wait for itself; the callbacks already handed to the pool finish on
+// their own. (A goroutine cannot tell whose callback it runs.)
 //
-// After Close the wheel refuses new work, without blocking: AfterFunc,
-// NewTimer and NewTicker return timers that are not pending and never fire
-// (their Stop and Reset return false and do nothing), and Sleep returns at
-// once. A Sleep in progress returns when Close is called.
+// After Close the wheel refuses new work, without blocking. AfterFunc,
+// NewTimer and NewTicker return timers that are not pending and never
+// fire; their Stop and Reset return false and do nothing. Sleep returns
+// at once, and a Sleep in progress returns when Close is called.
 func (w *Wheel) Close() error {
 	w.made("Close")
 	if w.process {
@@ -274,16 +271,16 @@ func (w *Wheel) since() int64 {
 }
 
 // deadline returns the tick at which a timer started now with duration d
-// falls due (see ticks.Deadline: rounded up, so that it never fires early,
-// and saturated at the end of time; a d of zero or less is due now), and
-// the clock reading it was computed from, so that arming the driver for it
-// need not read the clock again.
+// falls due, and the clock reading it was computed from. Arming the driver
+// for it then need not read the clock again. The tick is rounded up, so
+// the timer never fires early, and saturated at the end of time. A d of
+// zero or less is due now (see ticks.Deadline).
 func (w *Wheel) deadline(d time.Duration) (when, ns int64) {
 	ns = w.since()
 	return ticks.Deadline(ns, d, w.tick), ns
 }
 
-// dispatch hands a batch of callbacks to the executor in order, counting
+// dispatch hands a batch of callbacks to the executor in order. It counts
 // in *ran those the executor has returned from, so that if one panics
 // through it the caller knows which have not run. (The wheel's own pool
 // takes a shard's chunks instead: see shard.fire.)
@@ -318,8 +315,9 @@ func badDuration(fn string, what string, d time.Duration) string {
 type gcSentinel struct{ _ *int }
 
 // watchCollections calls promote on each of w's shards at the end of
-// every garbage collection, for as long as w is open and referenced: a
-// new sentinel, unreachable at once, whose cleanup makes the next one.
+// every garbage collection, for as long as w is open and referenced. Each
+// collection runs the cleanup of a new sentinel, unreachable at once,
+// which makes the next one.
 // It holds w weakly, so that a wheel dropped without Close is collected.
 func watchCollections(w weak.Pointer[Wheel]) {
 	runtime.AddCleanup(new(gcSentinel), func(w weak.Pointer[Wheel]) {
