@@ -12,8 +12,8 @@ import (
 // timer is pending it holds no goroutine.
 //
 // The default wheel is shared by the whole process, so it cannot live in
-// a testing/synctest bubble: code tested inside bubbles should take a
-// *Wheel made inside the bubble (New) rather than use the package-level
+// a testing/synctest bubble. Code tested inside bubbles should take a
+// *Wheel made inside the bubble (New), not use the package-level
 // functions.
 func Default() *Wheel { return defaultWheel() }
 

@@ -1,8 +1,8 @@
 // Package timewheel is package time's timers for programs with millions
-// of them: AfterFunc, NewTimer, After, NewTicker, Tick and Sleep with the
-// same names and the same Go 1.23 semantics (the differences are listed
-// below, all of them), on a hierarchical timing wheel whose schedule, stop
-// and reset cost O(1) whatever the number pending.
+// of them. AfterFunc, NewTimer, After, NewTicker, Tick and Sleep keep
+// their names and their Go 1.23 semantics; the differences are listed
+// below, all of them. They run on a hierarchical timing wheel whose
+// schedule, stop and reset cost O(1) whatever the number pending.
 //
 // Switching is a one-word change:
 //
@@ -21,22 +21,19 @@
 //     one tick plus the driver's own delay after its deadline.
 //   - Exactly once: a timer whose Stop returned true never fires; Reset on
 //     a fired or stopped timer schedules it anew.
-//   - Order: earlier deadlines fire before later ones, and timers due at
-//     the same tick fire in the order they were started or reset, if they
-//     are on the same shard (a goroutine's timers are on its processor's
-//     shard; see WithShards) and were not postponed: a Reset that moves a
-//     pending timer to a later deadline does not move it in the wheel, and
-//     the timer joins the timers of its new tick, behind those there,
-//     only when its old deadline comes round.
+//   - Order: earlier deadlines fire before later ones. Timers due at the
+//     same tick fire in the order they were started or reset, if they are
+//     on the same shard and were not postponed. (A goroutine's timers are
+//     on its processor's shard; see WithShards.) A Reset that moves a
+//     pending timer later does not move it in the wheel. The timer joins
+//     the timers of its new tick, behind those there, only when its old
+//     deadline comes round.
 //   - Range: any time.Duration is accepted; zero or negative means now, and
 //     deadlines past the end of time saturate instead of wrapping.
-//   - Idle: with nothing pending a wheel has no goroutine and no wakeup;
-//     pending timers cost one wakeup per distinct due tick, whatever the
-//     number of shards, plus a wakeup with nothing due in three cases
-//     (see [Wheel]): at the old deadline of a postponed timer when nothing
-//     else is due then, at the start of a coarse slot whose earliest
-//     timers were stopped, and ahead of a burst of a thousand timers or
-//     more to move them down before they fall due.
+//   - Idle: with nothing pending a wheel has no goroutine and no wakeup.
+//     Pending timers cost one wakeup per distinct due tick, whatever the
+//     number of shards. A few cases add a wakeup with nothing due:
+//     [Wheel] lists them.
 //
 // # Differences from package time
 //
@@ -44,14 +41,13 @@
 // since Go 1.23, which the tests check side by side.
 //
 //   - Deadlines round up to the wheel's tick (default one millisecond,
-//     WithTick): a timer fires up to one tick, plus the driver's delay,
+//     WithTick). A timer fires up to one tick, plus the driver's delay,
 //     after package time's would, and never before. A Ticker keeps to the
-//     exact grid of its period but each tick rounds up the same way, so it
-//     may have sent one tick fewer than package time's at any moment; a
-//     Ticker whose period is shorter than the tick ticks once per tick.
+//     exact grid of its period, but each tick rounds up the same way (see
+//     [Ticker]).
 //   - A Timer's and Ticker's C has a buffer of one, as before Go 1.23:
 //     len(C) and cap(C) report 1 where Go 1.23's report 0. Stop and Reset
-//     take back an unreceived value, so no stale value is received after
+//     take back an unreceived value. So no stale value is received after
 //     they return, as in Go 1.23.
 //   - AfterFunc callbacks run through the wheel's Executor (a bounded
 //     pool by default), not on a goroutine each: a callback that blocks
@@ -61,8 +57,7 @@
 //     wheel, like package time's timers, serves the whole process and
 //     cannot be closed.
 //   - The default wheel belongs to the whole process, so it cannot be used
-//     inside a testing/synctest bubble: make a Wheel inside the bubble with
-//     New instead.
+//     inside a testing/synctest bubble (see [Default]).
 //   - AfterFunc panics at once on a nil func, where package time accepts
 //     it and the program dies when the timer fires.
 //   - (*Wheel).Resolution, Len, Discarded and Err have no counterpart in

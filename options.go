@@ -76,22 +76,23 @@ func WithPanicHandler(h func(any)) Option {
 	return func(c *config) { c.panicHandler = h }
 }
 
-// WithShards splits the wheel into n engines, each with its own lock
-// (default: one per processor, runtime.GOMAXPROCS(0) when the wheel is
-// made, on the real clock or a [clock.RealTime]; one with any other clock,
-// so that a test on a
-// [clock.Virtual] fires same-tick timers in one exact order from run to
-// run). A new timer goes to the shard of the processor its goroutine runs
-// on and belongs to it for life: Stop and Reset go to the timer's shard.
-// The wheel's one driver sleeps until the earliest deadline of all the
-// shards, so more shards cost no more wakeups; shards due at the same
-// wake fire in parallel (on the real clock or a clock.RealTime; on any
-// other, one after the other). Each shard's engine takes about 32 KB. WithShards(1) makes one
-// lock for the whole wheel.
+// WithShards splits the wheel into n engines, each with its own lock. The
+// default, on the real clock or a [clock.RealTime], is one per processor:
+// runtime.GOMAXPROCS(0) when the wheel is made. With any other clock it is
+// one, so that a test on a [clock.Virtual] fires same-tick timers in one
+// exact order from run to run. WithShards(1) makes one lock for the whole
+// wheel.
 //
-// The downside of more than one shard is order: timers on different
-// shards that fall due at the same tick fire in no particular order
-// (within a shard, schedule order holds, see the package doc). That does
+// A new timer goes to the shard of the processor its goroutine runs on,
+// and belongs to it for life: Stop and Reset go to the timer's shard. The
+// wheel's one driver sleeps until the earliest deadline of all the
+// shards, so more shards cost no more wakeups. Shards due at the same
+// wake fire in parallel, on the clocks that default to one per processor.
+// Each shard's engine takes about 32 KB.
+//
+// The downside of more than one shard is order. Timers on different
+// shards that fall due at the same tick fire in no particular order.
+// (Within a shard, schedule order holds: see the package doc.) That does
 // not matter to goroutines that start timers concurrently: their calls
 // have no order to keep. Use WithShards(1) when one goroutine's timers
 // must fire in start order whatever processor it moves to. WithShards

@@ -28,37 +28,30 @@ type Stats struct {
 	// timer had fired.)
 	Stopped uint64
 	// Reset counts Reset calls of timers and tickers, LazyResets
-	// included, except a Reset of a pending timer to the tick it is
-	// already due at, which changes nothing and is not counted (so that
-	// the lock-free path pays for its count only when it moves a
-	// deadline).
+	// included. A Reset of a pending timer to the tick it is already due
+	// at changes nothing and is not counted. So the lock-free path pays
+	// for its count only when it moves a deadline.
 	Reset uint64
 	// LazyResets counts the Timer.Reset calls that moved a pending
-	// deadline to a later tick without a lock and without moving the timer
-	// (see [Timer.Reset]): the refreshes of idle timeouts. Each such timer
-	// costs the driver a visit at its old deadline, where it is filed
-	// again.
+	// deadline to a later tick without a lock and without moving the
+	// timer: the refreshes of idle timeouts (see [Timer.Reset]).
 	LazyResets uint64
 	// Fired counts timers that fired and ticks of tickers: AfterFunc
-	// callbacks handed to the executor and values sent on channels (a tick
-	// dropped because the receiver had not taken the last one counts too).
-	// It is Lateness.Count().
+	// callbacks handed to the executor and values sent on channels. A
+	// tick dropped because the receiver had not taken the last one counts
+	// too. It is Lateness.Count().
 	Fired uint64
 	// Collected counts channel timers and tickers removed from the wheel
-	// because nothing referenced them any more (see [Timer]): by the
-	// cleanup of their channel, or when they fell due with the channel gone.
+	// because nothing referenced them any more (see [Timer]). The cleanup
+	// of their channel removed them, or they fell due with it gone.
 	Collected uint64
 	// Discarded is the number of pending timers Close dropped: see
 	// [Wheel.Discarded]. It is 0 while the wheel is open.
 	Discarded int
 	// Wakeups counts the times the driver woke to fire the due shards.
 	Wakeups uint64
-	// EmptyWakeups counts the wakeups at which no shard fired anything: a
-	// wake at the old deadline of a lazily reset timer, at the start of a
-	// coarse slot whose earliest timers were stopped, ahead of a burst
-	// of timers to move them down before they fall due, or, rarely, at
-	// the deadline of a timer stopped from another processor while its
-	// shard was firing (see [Wheel]). An idle wheel does not wake at all.
+	// EmptyWakeups counts the wakeups at which no shard fired anything.
+	// [Wheel] lists the four kinds. An idle wheel does not wake at all.
 	EmptyWakeups uint64
 	// Lateness is the histogram of how late timers fired: see [Lateness].
 	Lateness Lateness
@@ -70,20 +63,24 @@ type Stats struct {
 // LatenessBuckets is the number of buckets of a [Lateness] histogram.
 const LatenessBuckets = 16
 
-// Lateness is a histogram of how late fired timers were: for each, the
-// time from its deadline tick to the clock reading of the driver's wake
-// that fired it, at which its callback was handed to the executor or its
-// value sent. (How long a callback then waits in the executor's queue is
-// the executor's; see [PoolStats].)
+// Lateness is a histogram of how late fired timers were. A timer's
+// lateness is the time from its deadline tick to the clock reading of the
+// driver's wake that fired it. That is when its callback was handed to the
+// executor or its value sent. (How long a callback then waits in the
+// executor's queue is the executor's; see [PoolStats].)
 //
-// The buckets are fixed, in powers of two of the wheel's tick, so that
+// The buckets are fixed, in powers of two of the wheel's tick. So
 // histograms of shards, wheels and processes with the same tick add up
-// bucket by bucket: bucket 0 counts fires less than one tick late, bucket
-// i (0 < i < LatenessBuckets-1) those at least 2^(i-1) and less than 2^i
-// ticks late, and the last bucket the rest, at least 2^(LatenessBuckets-2)
-// ticks late (16.4 s with a one-millisecond tick). Bounds gives the upper
-// bounds as durations. A healthy wheel fires nearly everything in buckets
-// 0 and 1: a timer fires at most one tick plus the driver's own delay late.
+// bucket by bucket:
+//   - bucket 0 counts fires less than one tick late;
+//   - bucket i (0 < i < LatenessBuckets-1), those at least 2^(i-1) and
+//     less than 2^i ticks late;
+//   - the last bucket, the rest: at least 2^(LatenessBuckets-2) ticks
+//     late (16.4 s with a one-millisecond tick).
+//
+// Bounds gives the upper bounds as durations. A healthy wheel fires nearly
+// everything in buckets 0 and 1: a timer fires at most one tick plus the
+// driver's own delay late.
 type Lateness struct {
 	// Tick is the wheel's tick, the unit of the buckets.
 	Tick time.Duration
@@ -129,10 +126,10 @@ type PoolStats struct {
 	// Limit is the most workers the pool runs at once (see WithWorkers).
 	Limit int
 	// Queued is the number of callbacks waiting in the queue for a worker.
-	// (A worker takes callbacks from the queue in runs of up to 64 under
-	// a burst; those it has taken and not run yet are not counted.) A
-	// queue that keeps growing means callbacks take longer than the timers
-	// that feed them allow: the executor is falling behind.
+	// (Under a burst a worker takes runs of up to 64; those it has taken
+	// and not run yet are not counted.) A queue that keeps growing means
+	// callbacks take longer than the timers that feed them allow: the
+	// executor is falling behind.
 	Queued int
 	// Running is the number of workers running callbacks: at most Limit.
 	// Running at Limit with callbacks queued means the pool is saturated.
@@ -190,8 +187,8 @@ func (w *Wheel) Stats() Stats {
 	return st
 }
 
-// firedLocked counts a timer fired at clock reading ns, which the engine
-// expired at its current tick, in the lateness histogram. The bucket is
+// firedLocked counts a timer fired at clock reading ns in the lateness
+// histogram; the engine expired it at its current tick. The bucket is
 // kept from one fire to the next: the timers of one tick share it.
 func (s *shard) firedLocked(ns int64) {
 	c := &s.late

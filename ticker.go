@@ -10,17 +10,16 @@ import (
 // queueing them. It is made by [Wheel.NewTicker].
 //
 // The ticks keep to an exact grid, every period from the time the Ticker
-// was made or last Reset, in nanoseconds; each grid point is rounded up to
-// the wheel's tick. So a tick is never early and at most one wheel tick
-// (plus the driver's delay) late, and the ticks sent are never more than
-// package time's Ticker of the same period would have sent by then, nor,
-// for a period of at least one wheel tick, more than one fewer. After a
-// late driver the next tick is the first grid point after now. A period
+// was made or last Reset, in nanoseconds. Each grid point is rounded up
+// to the wheel's tick. So a tick is never early, and at most one wheel
+// tick (plus the driver's delay) late. By any moment it has sent no more
+// ticks than package time's Ticker of the same period would have. For a
+// period of at least one wheel tick, it has sent at most one fewer. After
+// a late driver the next tick is the first grid point after now. A period
 // shorter than the wheel's tick sends at most one tick per wheel tick.
 //
-// As in Go 1.23, a Ticker that nothing references any more (not the
-// Ticker, not C, and no goroutine blocked receiving from C) is collected
-// and stops ticking, even if it was never stopped.
+// As in Go 1.23, a Ticker that nothing references any more is collected
+// and stops ticking, even if it was never stopped (see [Timer]).
 //
 // A Ticker is safe for concurrent use.
 type Ticker struct {
@@ -68,11 +67,10 @@ func (tk *Ticker) node(op string) *node {
 	return tk.n
 }
 
-// Stop turns off the ticker. No tick is received from C after Stop
-// returns. Stop does not close the channel. Stop on a Ticker not made by
-// NewTicker (such as &Ticker{C: c}, a fake in a test) does nothing, as
-// package time's does; on a copy of a Ticker it panics. The complexity is
-// O(1).
+// Stop turns off the ticker. No tick is received after Stop returns. Stop
+// does not close the channel. Stop on a Ticker not made by NewTicker
+// (such as &Ticker{C: c}, a fake in a test) does nothing, as package
+// time's does. On a copy of a Ticker it panics. The complexity is O(1).
 func (tk *Ticker) Stop() {
 	n := tk.node("Stop")
 	if n == nil {
@@ -84,8 +82,8 @@ func (tk *Ticker) Stop() {
 // Reset stops the ticker and resets its period to d: the next tick arrives
 // after d, and the grid starts anew at the call. No tick for the old
 // period is received after Reset returns. Reset panics if d is not
-// positive, or if the Ticker was not made by NewTicker, as package time's
-// does, or is a copy; on a closed wheel it schedules nothing. The
+// positive, or if the Ticker was not made by NewTicker (as package time's
+// does) or is a copy. On a closed wheel it schedules nothing. The
 // complexity is O(1).
 func (tk *Ticker) Reset(d time.Duration) {
 	n := tk.node("Reset")

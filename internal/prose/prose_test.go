@@ -48,7 +48,9 @@ var budgets = []struct {
 	dir       string
 	recursive bool
 }{
+	{".", false},
 	{"loop", false},
+	{"queue", false},
 }
 
 // TestCommentPace holds the packages in budgets to comment sentences
