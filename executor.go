@@ -45,7 +45,7 @@ func DefaultWorkers() int { return 4 * runtime.GOMAXPROCS(0) }
 //
 // The cost is memory: the pool keeps every 4 KB chunk of its queue it has
 // had, as a slice keeps its capacity. That is 4 KB per 509 callbacks of
-// its biggest backlog, on 64-bit platforms (see chunk).
+// its biggest backlog, on 64-bit platforms.
 //
 // A Pool is safe for concurrent use. Its zero value is a pool of
 // DefaultWorkers() workers (the number GOMAXPROCS gives when it first

@@ -18,8 +18,8 @@ import (
 //
 // Three locks, each guarding its own owner's fields:
 //   - shard.mu guards the engine (q), the entries' links and every field
-//     marked "guarded by mu". Starts, Stops and Resets on the shard's own
-//     processor take it, and so does fire.
+//     marked "guarded by mu", a node's included. Every start takes it, and
+//     so do fire and every Stop or Reset that has no lock-free path.
 //   - driver.mu guards the driver's clock timer and the tick it is set
 //     for (driver.timer, driver.armed).
 //   - Pool.mu guards the pool's queue, free list and counts.
@@ -42,6 +42,8 @@ import (
 //   - The inbox's rings and the entries' deadline words: see the ground
 //     rules in inbox.go.
 //   - batch, out and spare belong to the goroutine that set firing.
+//   - The counters kept outside any lock are atomic: driver.wakeups and
+//     driver.emptyWakeups, Wheel.lazy.
 //
 // The lines other processors read are kept apart from those the shard's
 // own work writes (checked at compile time at the end of this file).

@@ -13,10 +13,10 @@ import (
 //
 // Stop and Reset follow package time's Go 1.23 semantics. Once either has
 // returned, no value sent for an earlier deadline can be received from
-// the channel. They return true when that value had not been received yet. The one
-// difference: C has a buffer of one, as before Go 1.23, so len(C) shows a
-// value waiting to be received. (The package doc lists every difference
-// from package time.)
+// the channel. They return true when that value had not been received
+// yet. C has a buffer of one, as before Go 1.23, so len(C) shows a value
+// waiting to be received. (The package doc lists every difference from
+// package time.)
 //
 // As in Go 1.23, a channel Timer that nothing references any more is
 // removed from the wheel and collected, even if it was never stopped.
@@ -24,7 +24,7 @@ import (
 // from it. A timer due a minute or more ahead (when made or reset) goes
 // within three back-to-back collections, as Go's own test asks. One due
 // sooner goes when it fires or after the second collection, whichever is
-// first (see node for why). Under the race detector the runtime runs the
+// first: being collectable at once would double NewTimer's cost. Under the race detector the runtime runs the
 // cleanups this relies on several collections late. An AfterFunc timer
 // stays pending until it fires or is stopped, as in package time.
 //

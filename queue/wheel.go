@@ -15,7 +15,8 @@ import (
 // entry's own methods: [Entry.Postpone], [Entry.Kill] and [Entry.Revive]
 // are safe from any goroutine, with no lock, and so are the reads When,
 // Pending and Dead. Everything else, Stray included, belongs to the owner.
-// Its zero value is an empty wheel whose current tick is 0, as NewWheel's.
+//
+// A zero Wheel is an empty wheel whose current tick is 0, as NewWheel's.
 //
 // # Levels
 //
