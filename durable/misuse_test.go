@@ -64,7 +64,9 @@ func TestBadInput(t *testing.T) {
 		{"empty ID", func() (bool, error) { return q.Schedule(ctx, "", "k", now, nil) }, "durable: Schedule: empty ID"},
 		{"long ID", func() (bool, error) { return q.Cancel(ctx, strings.Repeat("x", durable.MaxIDLen+1)) }, "durable: Cancel: ID \"xxxx"},
 		{"zero time", func() (bool, error) { return q.Schedule(ctx, "a", "k", time.Time{}, nil) }, `durable: Schedule "a": zero due time`},
-		{"beyond the store", func() (bool, error) { return q.Schedule(ctx, "a", "k", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), nil) },
+		{"beyond the store", func() (bool, error) {
+			return q.Schedule(ctx, "a", "k", time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), nil)
+		},
 			`durable: Schedule "a": due time 2300-01-01 00:00:00 +0000 UTC past the last the store holds (2255-`},
 		{"after beyond the store", func() (bool, error) { return q.ScheduleAfter(ctx, "a", "k", 1<<63-1, nil) }, `durable: ScheduleAfter "a": due 2562047h47m16.854775807s from now, past`},
 		{"empty kind", func() (bool, error) { return q.Schedule(ctx, "a", "", now, nil) }, `durable: Schedule "a": empty kind`},
