@@ -91,10 +91,11 @@ func WithConcurrency(n int) Option {
 }
 
 // WithBatch sets the most jobs one claim leases (default 256). It panics
-// if n is not positive.
+// if n is not in [1, 1000] (a claim script's arguments to one command are
+// bounded).
 func WithBatch(n int) Option {
-	if n <= 0 {
-		panic(fmt.Sprintf("durable: WithBatch: non-positive n %d", n))
+	if n <= 0 || n > 1000 {
+		panic(fmt.Sprintf("durable: WithBatch: n %d not in [1, 1000]", n))
 	}
 	return func(c *config) { c.batch = n }
 }
