@@ -35,6 +35,7 @@ import (
 //	B/job                 Redis used_memory per pending job (INFO memory before and after scheduling)
 //	cpu-µs/job            CPU of the process and redis-server, scheduling included, per job
 //	runs/job              handler runs per job (1 when none ran twice)
+//	evalsha/job           Lua script calls per job (Schedule, claims, acks; asynq's too)
 //
 // Run it one iteration at a time:
 //
@@ -221,6 +222,7 @@ func runDelayed(b *testing.B, rdb redis.UniversalClient, addr string, sys benchS
 	b.StopTimer()
 	schedule, stop := sys.start(addr, replicas, handle)
 	defer stop()
+	rdb.ConfigResetStat(ctx)
 	mem0, cpu0 := usedMemory(b, rdb), cpuNow(b, rdb)
 	b.StartTimer()
 	first := time.Now().Add(ahead)
@@ -251,6 +253,13 @@ func runDelayed(b *testing.B, rdb redis.UniversalClient, addr string, sys benchS
 		b.Fatalf("%d of %d jobs ran", done.Load(), n)
 	}
 	cpu1 := cpuNow(b, rdb)
+	{
+		info := rdb.Info(ctx, "commandstats").Val()
+		i := strings.Index(info, "cmdstat_evalsha:calls=")
+		rest := info[i+len("cmdstat_evalsha:calls="):]
+		calls, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+		b.ReportMetric(float64(calls)/float64(n), "evalsha/job")
+	}
 	b.StopTimer()
 	slices.Sort(late)
 	return delayedResult{

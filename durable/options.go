@@ -149,7 +149,9 @@ func WithPoll(d time.Duration) Option {
 }
 
 // WithWheel sets the wheel the worker's timers run on (default: a wheel
-// of its own, closed by Close). It panics if w is nil.
+// of its own, closed by Close). Its clock must be the real one (or keep
+// real time): the worker converts Redis's clock to it. It panics if w is
+// nil.
 func WithWheel(w *timewheel.Wheel) Option {
 	if w == nil {
 		panic("durable: WithWheel: nil wheel")

@@ -96,8 +96,10 @@ type Job struct {
 type Handler func(ctx context.Context, j Job) error
 
 // New returns a Queue on rdb configured by opts. With handlers
-// (WithHandler) it also starts a worker, which runs until Close; without,
-// it only schedules. New panics if rdb is nil.
+// (WithHandler) it also starts a worker, which runs until Close: three
+// goroutines, a subscription (one connection of rdb's) and a claim at
+// once; without, it only schedules and costs nothing. New panics if rdb
+// is nil.
 func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 	if rdb == nil {
 		panic("durable: New: nil Redis client")
