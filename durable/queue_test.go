@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/timewheel/timewheel/durable"
 )
 
@@ -326,5 +328,36 @@ func TestCloseCancelsHandlers(t *testing.T) {
 	defer r.mu.Unlock()
 	if a := r.byID["a"][0].Attempt; a != 2 {
 		t.Errorf("attempt %d, want 2", a)
+	}
+}
+
+// A job written to the store without its message (as when a worker's
+// subscription was down while it was scheduled) runs at the worker's next
+// poll. A queue of another name does not see it.
+func TestPollFindsUnannouncedJob(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r, other := newRuns(), newRuns()
+	newQueue(t, rdb, durable.WithHandler("k", r.handler), durable.WithPoll(200*time.Millisecond))
+	newQueue(t, rdb, durable.WithName("other"), durable.WithHandler("k", other.handler), durable.WithPoll(200*time.Millisecond))
+	ctx := context.Background()
+	// A job run first: the worker has claimed, and armed its wake at the
+	// earliest score it saw, so only a poll can find what comes next.
+	mustSchedule(t, newQueue(t, rdb), "first", time.Now())
+	waitFor(t, 10*time.Second, "the first job run", func() bool { return r.count("first") == 1 })
+	// What scheduleScript writes, without the PUBLISH.
+	if err := rdb.HSet(ctx, "{durable}:job", "quiet", "k\x00payload").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, "{durable}:due", redis.Z{Score: float64(time.Now().UnixMicro()), Member: "quiet"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the unannounced job run", func() bool { return r.count("quiet") == 1 })
+	r.mu.Lock()
+	if j := r.byID["quiet"][0]; string(j.Payload) != "payload" || j.Kind != "k" {
+		t.Errorf("ran as %+v", j)
+	}
+	r.mu.Unlock()
+	if n := other.total(); n != 0 {
+		t.Errorf("the queue named other ran %d jobs", n)
 	}
 }
