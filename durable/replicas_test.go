@@ -24,11 +24,12 @@ const (
 	replicaName = "DURABLE_TEST_REPLICA_NAME"
 )
 
-// The replicas' settings: a lease of a second, 16 handlers each, and jobs
-// that take 100ms. Each start is pushed to the list runsKey as
+// The replicas' settings: a lease of 2s (renewed every 667ms, so that a
+// replica starved of CPU on a loaded machine keeps its leases), 16
+// handlers each, and jobs that take 100ms. Each start is pushed to the list runsKey as
 // "id|replica|attempt|µs".
 const (
-	replicaLease = time.Second
+	replicaLease = 2 * time.Second
 	replicaWork  = 100 * time.Millisecond
 	runsKey      = "test:runs"
 )
