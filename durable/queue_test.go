@@ -361,3 +361,34 @@ func TestPollFindsUnannouncedJob(t *testing.T) {
 		t.Errorf("the queue named other ran %d jobs", n)
 	}
 }
+
+// A running job cancelled from elsewhere loses its lease: the worker
+// finds out at its next renewal and cancels the handler's context.
+func TestLeaseLostCancelsHandler(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	started, ended := make(chan struct{}), make(chan error, 1)
+	q := newQueue(t, rdb, durable.WithLease(300*time.Millisecond), durable.WithHandler("k", func(ctx context.Context, _ durable.Job) error {
+		close(started)
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return ctx.Err()
+	}))
+	mustSchedule(t, q, "a", time.Now())
+	<-started
+	if ok, err := newQueue(t, rdb).Cancel(context.Background(), "a"); !ok || err != nil {
+		t.Fatalf("Cancel: %v, %v", ok, err)
+	}
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("handler's context ended with %v", err)
+	}
+	waitFor(t, 10*time.Second, "the handler's failure handled", func() bool { return q.Stats().Running == 0 })
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := q.Stats(); st.LeaseLost != 1 || st.Retried+st.Dead+st.Ran != 0 {
+		t.Errorf("stats %+v; want the attempt's lost lease counted once", st)
+	}
+	if _, ok, _ := q.Lookup(context.Background(), "a"); ok {
+		t.Error("the cancelled job is back in the store")
+	}
+}

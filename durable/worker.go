@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,7 @@ type attempt struct {
 	job    Job
 	token  string // "attempt|worker", the :run value the lease holds
 	cancel context.CancelFunc
+	lost   atomic.Bool // a renewal found the lease gone, and counted it
 }
 
 func startWorker(q *Queue) *worker {
@@ -294,7 +296,9 @@ func (w *worker) fail(a *attempt, cause error) {
 	case err != nil:
 		// The lease runs out and the job runs again, as after a crash.
 	case r < 0:
-		w.q.stats.lost.Add(1)
+		if !a.lost.Load() {
+			w.q.stats.lost.Add(1)
+		}
 	case r == 0:
 		w.q.stats.dead.Add(1)
 	default:
@@ -367,11 +371,15 @@ func (w *worker) ack(batch []*attempt) bool {
 	if err != nil {
 		return false
 	}
+	counted := 0
 	for _, a := range batch {
 		w.forget(a)
+		if a.lost.Load() {
+			counted++ // a lost lease is never held again: the attempt is among the len(batch)-n
+		}
 	}
 	w.q.stats.ran.Add(uint64(n))
-	w.q.stats.lost.Add(uint64(len(batch) - n))
+	w.q.stats.lost.Add(uint64(len(batch) - n - counted))
 	return true
 }
 
@@ -409,6 +417,7 @@ func (w *worker) renew() {
 		a := w.running[id]
 		w.mu.Unlock()
 		if a != nil {
+			a.lost.Store(true)
 			w.q.stats.lost.Add(1)
 			w.forget(a)
 		}
