@@ -287,8 +287,9 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 
 // Close stops the worker, if the Queue has one: it claims no more jobs,
 // waits for the running handlers until ctx ends, then cancels their
-// contexts and waits for them to return. An attempt that did not end
-// keeps its lease, and runs again on another replica once the lease ends.
+// contexts and waits for them to return. A job whose handler then returns
+// an error is handed back, due at once for another replica (its attempt
+// not counted as a failure); one whose handler returns nil is done.
 // Close returns ctx's error if it ended first, and ErrClosed after the
 // first call. It does not close rdb.
 func (q *Queue) Close(ctx context.Context) error {

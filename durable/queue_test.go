@@ -304,8 +304,9 @@ func TestRunningJob(t *testing.T) {
 }
 
 // Close with a context that ends cancels the running handlers' contexts,
-// waits for them to return, and returns the context's error; the job's
-// lease stays, so the job runs again on a worker started later.
+// waits for them to return, and returns the context's error; a job whose
+// handler returned the context's error is handed back, not retried after
+// a backoff, and runs on a worker started later as its next attempt.
 func TestCloseCancelsHandlers(t *testing.T) {
 	rdb := newClient(t, startRedis(t).Addr)
 	started := make(chan struct{})
@@ -320,6 +321,12 @@ func TestCloseCancelsHandlers(t *testing.T) {
 	cancel()
 	if err := q.Close(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Close: %v", err)
+	}
+	if st := q.Stats(); st.Retried != 0 || st.Dead != 0 {
+		t.Errorf("stats %+v: the handed-back attempt counted as a failure", st)
+	}
+	if info, _, err := newQueue(t, rdb).Lookup(context.Background(), "a"); info.State != durable.Pending || info.Due.After(time.Now()) || err != nil {
+		t.Errorf("after Close: %+v, %v; want pending and due", info, err)
 	}
 	r := newRuns()
 	newQueue(t, rdb, durable.WithHandler("k", r.handler))

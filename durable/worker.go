@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -285,13 +286,19 @@ func (w *worker) call(ctx context.Context, a *attempt) (err error) {
 	return h(ctx, a.job)
 }
 
-// fail ends a failed attempt: a retry after the backoff, or dead.
+// fail ends a failed attempt: a retry after the backoff, or dead. An
+// attempt that failed after close cancelled its context is handed back
+// instead: due at once, for another replica, and never dead for it.
 func (w *worker) fail(a *attempt, cause error) {
 	c := &w.q.cfg
-	backoff := max(c.backoff(a.job.Attempt), 0)
+	backoff, attempts := max(c.backoff(a.job.Attempt), 0), c.maxAttempts
+	closing := w.ctx.Err() != nil
+	if closing {
+		backoff, attempts = 0, math.MaxInt32
+	}
 	w.forget(a)
 	r, err := failScript.Run(context.Background(), w.q.rdb, w.q.keys,
-		a.job.ID, a.token, c.maxAttempts, backoff.Microseconds(), cause.Error(), w.q.channel).Int()
+		a.job.ID, a.token, attempts, backoff.Microseconds(), cause.Error(), w.q.channel).Int()
 	switch {
 	case err != nil:
 		// The lease runs out and the job runs again, as after a crash.
@@ -301,7 +308,7 @@ func (w *worker) fail(a *attempt, cause error) {
 		}
 	case r == 0:
 		w.q.stats.dead.Add(1)
-	default:
+	case !closing:
 		w.q.stats.retried.Add(1)
 		w.arm(backoff)
 	}
