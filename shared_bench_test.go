@@ -119,3 +119,36 @@ func BenchmarkW7Floor(b *testing.B) {
 		sink.Add(sum)
 	})
 }
+
+// BenchmarkW8Floor is W8SharedChurn with the wheel taken out: each op
+// allocates a 48-byte object holding pointers, swaps it into a random
+// slot of the shared table, reads the clock, and compare-and-swaps a word
+// of the object it replaced, which another goroutine, on another
+// processor, allocated: the cache line every Stop of such a timer must
+// fetch, whatever the timer package. What it costs is the floor under
+// W8SharedChurn at that -cpu.
+func BenchmarkW8Floor(b *testing.B) {
+	type timerSized struct {
+		when       atomic.Int64
+		b, c, d, e *int
+		f          *int
+	}
+	const n = 100_000
+	table := make([]atomic.Pointer[timerSized], n)
+	for i := range table {
+		table[i].Store(new(timerSized))
+	}
+	epoch := time.Now()
+	var seed atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		r := rng(seed.Add(1) * 0x9e3779b97f4a7c15)
+		for pb.Next() {
+			t := new(timerSized)
+			t.when.Store(int64(time.Since(epoch)))
+			old := table[r.next()%n].Swap(t)
+			old.when.CompareAndSwap(old.when.Load(), -1)
+		}
+	})
+}
