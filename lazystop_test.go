@@ -1,6 +1,8 @@
 package timewheel_test
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -118,5 +120,37 @@ func TestCopyStoppedOnAnotherProcessor(t *testing.T) {
 	}
 	if w.Len() != 0 || tm.Stop() {
 		t.Fatal("the Timer copied from is still pending after it fired")
+	}
+}
+
+// TestStopRacesPromotion stops young channel timers from another
+// goroutine, usually on another processor (the lock-free Stop), while
+// collections end and promote them (weaken writes the node's channel
+// fields under the shard's lock): under -race, a Stop that read those
+// fields without the lock was reported (found by Go's TestStopResult).
+func TestStopRacesPromotion(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two processors")
+	}
+	w := timewheel.New()
+	defer w.Close()
+	var done atomic.Bool
+	go func() {
+		for !done.Load() {
+			runtime.GC() // each collection's end promotes the pending young nodes
+		}
+	}()
+	defer done.Store(true)
+	timers := make(chan *timewheel.Timer, 256)
+	go func() {
+		defer close(timers)
+		for range 20_000 {
+			timers <- w.NewTimer(time.Second)
+		}
+	}()
+	for tm := range timers {
+		if !tm.Stop() {
+			t.Fatal("Stop of a pending timer returned false")
+		}
 	}
 }

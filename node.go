@@ -155,13 +155,20 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 func (n *node) stop() bool {
 	s := n.s
 	if stopped, handled := s.kill(&n.t.e, true); handled {
-		// From another processor, with no value on its way. The timer
-		// is dead, or it had fired (its value is in C, or was received)
-		// or been stopped (see inbox.go).
-		if c := n.channel(); c != nil && drain(c) {
-			stopped = true
+		// From another processor, with no value on its way (see
+		// inbox.go). A timer this Stop or an earlier one killed was
+		// pending, so C holds nothing: each arming starts with C
+		// drained. One that fired may have a value in C, which a
+		// promoted node reads without the lock (weaken wrote its fields
+		// before weak); a young node's fields are weaken's to write
+		// under the lock at the end of a collection, so it drains there.
+		switch {
+		case stopped || n.t.e.Dead():
+			return stopped
+		case n.weak.Load():
+			c := n.channel()
+			return c != nil && drain(c)
 		}
-		return stopped
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
