@@ -156,18 +156,22 @@ func (n *node) stop() bool {
 	s := n.s
 	if stopped, handled := s.kill(&n.t.e, true); handled {
 		// From another processor, with no value on its way (see
-		// inbox.go). A timer this Stop or an earlier one killed was
-		// pending, so C holds nothing: each arming starts with C
-		// drained. One that fired may have a value in C, which a
-		// promoted node reads without the lock (weaken wrote its fields
-		// before weak); a young node's fields are weaken's to write
-		// under the lock at the end of a collection, so it drains there.
+		// inbox.go). A promoted node's channel fields no longer change
+		// (weaken wrote them before weak), so C is drained without the
+		// lock: a ticker's may hold a tick, a timer's its fired value.
+		// A young node is a timer's (tickers are born promoted), whose
+		// fields weaken may be writing under the lock: if it was
+		// pending when this Stop or an earlier one killed it, C is
+		// empty (each arming starts with C drained); if it fired, it
+		// drains under the lock.
 		switch {
+		case n.weak.Load():
+			if c := n.channel(); c != nil && drain(c) {
+				stopped = true
+			}
+			return stopped
 		case stopped || n.t.e.Dead():
 			return stopped
-		case n.weak.Load():
-			c := n.channel()
-			return c != nil && drain(c)
 		}
 	}
 	s.mu.Lock()
