@@ -191,7 +191,14 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	},
 	"plus1": func(i int) int { return i + 1 },
-	"gb":    func(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) },
+	"oneLine": func(x fmt.Stringer) string { // the lines of x joined with "; "
+		lines := strings.Split(x.String(), "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		return strings.Join(lines, "; ")
+	},
+	"gb": func(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) },
 }).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
 <head>
@@ -243,7 +250,7 @@ figure svg { max-width: 100%; height: auto; }
 {{end}}
 <h2 id="run">The run</h2>
 <p class="run" id="machine">machine: {{.Machine}}</p>
-<p class="run" id="load">load: {{.Load}}</p>
+<p class="run" id="load">load: {{oneLine .Load}}</p>
 <p class="run" id="budget">budget: {{.Budget.Cell}} per cell, {{.Budget.Fill}} to fill, {{.Budget.Far}} per far cell; rounds of {{.Budget.Round}}; wall time {{seconds .Wall}}{{if .PeakRSS}}; peak memory {{gb .PeakRSS}}{{end}}</p>
 
 <h2 id="charts">Charts</h2>

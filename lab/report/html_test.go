@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timewheel/timewheel/lab"
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
@@ -369,6 +370,11 @@ func TestHTMLStyles(t *testing.T) {
 	for name, st := range some {
 		if all[name] != st {
 			t.Errorf("%s: %q in a run of %d contenders, %q in one of %d", name, st, len(fewer.Contenders), all[name], len(l.Contenders))
+		}
+	}
+	for _, c := range lab.Contenders() {
+		if _, ok := styles[c.Name]; !ok {
+			t.Errorf("%s has no style of its own: add it to styles", c.Name)
 		}
 	}
 	byColour := map[string]string{}
