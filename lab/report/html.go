@@ -214,6 +214,8 @@ h2 { font-size: 1.2em; margin-top: 1.6em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-variant-numeric: tabular-nums; font-size: 13px; }
 th, td { padding: 0.15em 0.5em; text-align: right; border-bottom: 1px solid #ddd; }
 th.name, td.name { text-align: left; }
+.scroll th, .scroll td { white-space: nowrap; }
+.scroll td.reason { white-space: normal; min-width: 24em; }
 td.growth { text-align: left; color: #555; white-space: nowrap; }
 td.over { color: #b00; }
 td.group, th.group { border-left: 2px solid #888; }
@@ -273,7 +275,7 @@ figure svg { max-width: 100%; height: auto; }
 <div class="scroll"><table id="claims-table">
 <thead><tr><th class="name">structure</th><th class="name">workload</th><th class="name">claimed</th><th class="name">source</th><th class="name">counted</th><th></th><th class="name">reason</th></tr></thead>
 <tbody>
-{{range .Checks}}<tr data-claim="{{.Structure}} {{.Workload}}"><td class="name">{{.Structure}}</td><td class="name">{{.Workload}}</td><td class="name">{{.Claim.Cost}}</td><td class="name">{{.Claim.Source}}</td><td class="name">{{.Fit}}</td><td class="{{if .Disagrees}}disagrees{{else}}agrees{{end}}">{{.Match.Mark}}{{if .Note}}{{.Note}}{{end}}</td><td class="name">{{if .Note}}{{.Reason}}{{end}}</td></tr>
+{{range .Checks}}<tr data-claim="{{.Structure}} {{.Workload}}"><td class="name">{{.Structure}}</td><td class="name">{{.Workload}}</td><td class="name">{{.Claim.Cost}}</td><td class="name">{{.Claim.Source}}</td><td class="name">{{.Fit}}</td><td class="{{if .Disagrees}}disagrees{{else}}agrees{{end}}">{{.Match.Mark}}{{if .Note}}{{.Note}}{{end}}</td><td class="name reason">{{if .Note}}{{.Reason}}{{end}}</td></tr>
 {{end}}</tbody>
 </table></div>
 </details>
