@@ -47,10 +47,10 @@ func (f Format) Write(w io.Writer, body func(*gob.Encoder) error) error {
 // as it is.
 //
 // Read takes from r exactly the bytes of the snapshot, so that snapshots
-// can follow each other on one stream or in one file: it reads an
-// io.ByteReader (a bytes.Buffer, a bufio.Reader) directly; it reads an
+// can follow each other on one stream or in one file. It reads an
+// io.ByteReader (a bytes.Buffer, a bufio.Reader) directly. It reads an
 // io.Seeker that can seek (a file) through a buffer, then seeks back over
-// what the buffer holds beyond the snapshot; any other reader it reads a
+// what the buffer holds beyond the snapshot. It reads any other reader a
 // gob message at a time, with no buffer.
 func (f Format) Read(r io.Reader, body func(*gob.Decoder) error) (err error) {
 	cr := &crcReader{r: r, h: crc32.New(castagnoli)}

@@ -23,16 +23,14 @@ type Page struct {
 }
 
 // WriteHTML writes the run as one self-contained page, XHTML that any
-// XML parser reads, in the order a reader asks: the conclusion, the
-// verdicts against package time and on the cheapest structure, the run's
-// machine and load, the charts of Figures inline as SVG under a key of
-// each contender's colour and marker, then the tables, folded: the
-// scheduler against package time, the claims held to the steps, time and
-// steps with their slopes and classes. Every value cell carries
-// data-cell="contender workload n" and data-view="time" or "steps",
-// every chart its figure's name, so that a test can hold each to the
-// run. The page fits a phone's width: only tables and preformatted text
-// scroll sideways.
+// XML parser reads. It answers first: the conclusion, then the verdicts
+// against package time and on the cheapest structure, then the run's
+// machine and load. The charts of Figures follow, inline as SVG, under a
+// key of each contender's colour and marker. The tables come last,
+// folded. Every value cell carries data-cell="contender workload n" and
+// data-view="time" or "steps", every chart its figure's name, so that a
+// test can hold each to the run. The page fits a phone's width: only
+// tables and preformatted text scroll sideways.
 func WriteHTML(w io.Writer, p Page) error {
 	d := htmlData{Page: p, Title: "timerlab: every timer structure, side by side", Band: bandWords()}
 	for _, g := range groups {
