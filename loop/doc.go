@@ -86,8 +86,9 @@
 // tick, and running a loop that is running already panic with a message
 // that starts with "loop:". Work given to a stopped loop is refused with
 // [ErrStopped] where a method returns an error (Post, Again, NewSocket,
-// NewListener), and otherwise does nothing (Start) or returns false
-// (Write), since a stopped loop runs nothing more.
+// NewListener, Socket.Poll), and otherwise does nothing (Start) or
+// returns false (Write), since a stopped loop runs nothing more; a
+// socket's Err then matches ErrStopped too.
 //
 // The zero [Socket] and [Listener] have no connection and no loop: every
 // method of theirs, and of nil pointers to them, panics naming itself; a

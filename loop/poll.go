@@ -23,8 +23,8 @@ import (
 // (OnClose does). The Poll's timer does not keep the loop alive: the
 // socket does, unless it is unreferenced.
 //
-// Poll returns an error matching net.ErrClosed on a closed socket, where
-// f never runs. It panics if f is nil, if a Poll of the socket is
+// Poll returns an error matching net.ErrClosed on a closed socket, and
+// ErrStopped on a stopped loop; f then never runs. It panics if f is nil, if a Poll of the socket is
 // pending already (one waiter a socket, as one coroutine a descriptor in
 // libco), and as Write does. The complexity is O(1).
 func (s *Socket) Poll(d time.Duration, f func(readable bool)) error {
@@ -36,6 +36,9 @@ func (s *Socket) Poll(d time.Duration, f func(readable bool)) error {
 	}
 	if s.closed {
 		return fmt.Errorf("loop: Socket.Poll: %w", net.ErrClosed)
+	}
+	if s.l.stopped.Load() {
+		return fmt.Errorf("loop: Socket.Poll: %w", errShut)
 	}
 	if s.poll != nil {
 		panic("loop: Socket.Poll called while a Poll of the socket is pending")

@@ -1,8 +1,10 @@
 package loop_test
 
 import (
+	"errors"
 	"net"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/timewheel/timewheel/loop"
@@ -92,4 +94,58 @@ func TestSocketPoll(t *testing.T) {
 	} {
 		runScene(t, c)
 	}
+}
+
+// TestSocketAfterStop: once Stop has closed a socket's connection, Poll
+// refuses the wait with ErrStopped, and Err says the socket is closed
+// (ErrStopped and net.ErrClosed), whether Stop came from another
+// goroutine before Run or from a callback. Poll used to return nil with
+// f never to run, and Err nil, as if the socket were open.
+func TestSocketAfterStop(t *testing.T) {
+	check := func(t *testing.T, s *loop.Socket, ran *bool) {
+		t.Helper()
+		if err := s.Err(); !errors.Is(err, loop.ErrStopped) || !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Err after Stop = %v, want ErrStopped and net.ErrClosed", err)
+		}
+		if err := s.Poll(time.Second, func(bool) { *ran = true }); !errors.Is(err, loop.ErrStopped) {
+			t.Errorf("Poll after Stop = %v, want ErrStopped", err)
+		}
+	}
+	t.Run("stopped before Run", func(t *testing.T) {
+		l := loop.New()
+		c, peer := net.Pipe()
+		defer peer.Close()
+		s, err := l.NewSocket(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Stop()
+		ran := false
+		check(t, s, &ran)
+		if l.RunNoWait() {
+			t.Fatal("RunNoWait after Stop reports the loop alive")
+		}
+		if ran {
+			t.Error("Poll's f ran after Stop")
+		}
+	})
+	t.Run("stopped from a callback", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l := loop.New()
+			c, peer := net.Pipe()
+			defer peer.Close()
+			s, err := l.NewSocket(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := false
+			l.AfterFunc(time.Second, func() { l.Stop(); check(t, s, &ran) })
+			if err := l.Run(); err != loop.ErrStopped {
+				t.Fatalf("Run = %v, want ErrStopped", err)
+			}
+			if ran {
+				t.Error("Poll's f ran after Stop")
+			}
+		})
+	})
 }

@@ -283,14 +283,23 @@ func (s *Socket) Ref() {
 
 // Err returns nil while the socket is open. Once it is closed, it returns
 // the error of the read or write that failed, if one did, and an error
-// matching net.ErrClosed otherwise. It panics as Write does. The
-// complexity is O(1).
+// matching net.ErrClosed otherwise; once [Loop.Stop] has closed it, one
+// matching both ErrStopped and net.ErrClosed. It panics as Write does.
+// The complexity is O(1).
 func (s *Socket) Err() error {
 	if !s.usable() {
 		s.misuse("Err")
 	}
+	if s.err == nil && s.l.stopped.Load() {
+		return errShut
+	}
 	return s.err
 }
+
+// errShut is a socket's error once Stop has closed its connection: Stop
+// runs on any goroutine, so it leaves the socket's own fields, and s.err,
+// to the loop, which runs nothing more.
+var errShut = fmt.Errorf("%w: the loop closed the connection: %w", ErrStopped, net.ErrClosed)
 
 // LocalAddr returns the local address of the socket's connection. It is
 // safe for concurrent use if the connection's is, as net's are.

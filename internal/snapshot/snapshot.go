@@ -45,9 +45,25 @@ func (f Format) Write(w io.Writer, body func(*gob.Encoder) error) error {
 // values, and checks the checksum. Errors for damaged input wrap
 // f.Corrupt, for a newer version f.Unknown; an error of body is returned
 // as it is.
-func (f Format) Read(r io.Reader, body func(*gob.Decoder) error) error {
-	br := bufio.NewReader(r)
-	cr := &crcReader{r: br, h: crc32.New(castagnoli)}
+//
+// Read takes from r exactly the bytes of the snapshot, so that snapshots
+// can follow each other on one stream or in one file. It reads an
+// io.ByteReader (a bytes.Buffer, a bufio.Reader) directly. It reads an
+// io.Seeker that can seek (a file) through a buffer, then seeks back over
+// what the buffer holds beyond the snapshot. It reads any other reader a
+// gob message at a time, with no buffer.
+func (f Format) Read(r io.Reader, body func(*gob.Decoder) error) (err error) {
+	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
+	cr.br, _ = r.(io.ByteReader)
+	if s, ok := r.(io.Seeker); ok && cr.br == nil && seekable(s) {
+		b := bufio.NewReader(r)
+		cr.r, cr.br = b, b
+		defer func() {
+			if _, serr := s.Seek(-int64(b.Buffered()), io.SeekCurrent); serr != nil && err == nil {
+				err = fmt.Errorf("snapshot: seeking back to the end of the snapshot: %w", serr)
+			}
+		}()
+	}
 	var head [12]byte
 	if _, err := io.ReadFull(cr, head[:]); err != nil {
 		return fmt.Errorf("%w: header: %v", f.Corrupt, err)
@@ -67,7 +83,7 @@ func (f Format) Read(r io.Reader, body func(*gob.Decoder) error) error {
 	}
 	sum := cr.h.Sum32()
 	var tail [4]byte
-	if _, err := io.ReadFull(br, tail[:]); err != nil {
+	if _, err := io.ReadFull(cr.r, tail[:]); err != nil {
 		return fmt.Errorf("%w: checksum: %v", f.Corrupt, err)
 	}
 	if got := binary.BigEndian.Uint32(tail[:]); got != sum {
@@ -76,10 +92,19 @@ func (f Format) Read(r io.Reader, body func(*gob.Decoder) error) error {
 	return nil
 }
 
+// seekable reports whether s can seek: a pipe's *os.File is an io.Seeker
+// that cannot.
+func seekable(s io.Seeker) bool {
+	_, err := s.Seek(0, io.SeekCurrent)
+	return err == nil
+}
+
 // crcReader hashes the bytes read through it. It is an io.ByteReader, so
-// that a gob.Decoder reads through it exactly the bytes of its values.
+// that a gob.Decoder reads through it exactly the bytes of its values
+// (and does not wrap it in a buffer that reads ahead).
 type crcReader struct {
-	r   *bufio.Reader
+	r   io.Reader
+	br  io.ByteReader // r's own ReadByte, if it has one
 	h   hash.Hash32
 	one [1]byte
 }
@@ -90,8 +115,17 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadByte reads one byte: with r's ReadByte if it has one, else with
+// one Read.
 func (c *crcReader) ReadByte() (byte, error) {
-	b, err := c.r.ReadByte()
+	if c.br == nil {
+		if _, err := io.ReadFull(c.r, c.one[:]); err != nil {
+			return 0, err
+		}
+		c.h.Write(c.one[:])
+		return c.one[0], nil
+	}
+	b, err := c.br.ReadByte()
 	if err == nil {
 		c.one[0] = b
 		c.h.Write(c.one[:])

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/gob"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -69,5 +72,56 @@ func TestNewerVersion(t *testing.T) {
 	older.Version = 1
 	if got, err := read(format, write(t, older, "x")); err != nil || got != "x" {
 		t.Fatalf("older version: %q, %v", got, err)
+	}
+}
+
+// TestTwoOnOneStream writes two snapshots to one stream and reads both
+// back, from a bytes.Buffer (an io.ByteReader), a file (an io.Seeker) and
+// a reader that is neither: Read must stop at the end of its snapshot.
+// It used to read ahead through a bufio.Reader, so the first Read
+// emptied a buffer and the second failed with "header: EOF".
+func TestTwoOnOneStream(t *testing.T) {
+	first, second := write(t, format, "first"), write(t, format, "second")
+	both := append(bytes.Clone(first), second...)
+	file := func(t *testing.T) io.Reader {
+		f, err := os.Create(filepath.Join(t.TempDir(), "snapshots"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		if _, err := f.Write(both); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct {
+		name   string
+		stream func(*testing.T) io.Reader
+	}{
+		{"bytes.Buffer", func(*testing.T) io.Reader { return bytes.NewBuffer(bytes.Clone(both)) }},
+		{"file", file},
+		{"plain reader", func(*testing.T) io.Reader { return struct{ io.Reader }{bytes.NewReader(both)} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.stream(t)
+			for i, want := range []string{"first", "second"} {
+				var got string
+				err := format.Read(r, func(dec *gob.Decoder) error { return dec.Decode(&got) })
+				if err != nil || got != want {
+					t.Fatalf("snapshot %d: %q, %v; want %q", i+1, got, err, want)
+				}
+				if f, ok := r.(*os.File); ok && i == 0 {
+					if at, _ := f.Seek(0, io.SeekCurrent); at != int64(len(first)) {
+						t.Errorf("the file is at %d after the first snapshot, which ends at %d", at, len(first))
+					}
+				}
+			}
+			if n, _ := io.Copy(io.Discard, r); n != 0 {
+				t.Errorf("%d bytes left after both snapshots", n)
+			}
+		})
 	}
 }

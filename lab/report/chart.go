@@ -29,7 +29,10 @@ type Figure struct {
 // Figures returns every chart of a run, log-log, cost against n, one unit
 // on each axis: one per workload, a line per contender, its time (or
 // bytes); one per counted workload, a line per structure, its steps; and
-// one per contender, a line per workload measured in ns/op. A line that
+// one per contender, a line per workload measured in ns/op. Every line
+// of a contender has its colour and marker (styleOf), in every chart of
+// every run; the lines of a contender's own chart differ by their dashes.
+// A line that
 // stops where a cell went over budget ends in a cross at the size it
 // could not finish, and says so in the legend.
 func Figures(r *Results, l Layout) []Figure {
@@ -46,9 +49,9 @@ func Figures(r *Results, l Layout) []Figure {
 		}
 		for _, k := range l.Kinds {
 			c := chart{title: fmt.Sprintf("%s: %s against pending timers%s", k, v.unit(k), counting), unit: v.unit(k)}
-			for i, ct := range l.Contenders {
+			for _, ct := range l.Contenders {
 				if v.shows(ct, k) {
-					c.add(ct.Name, v, r, ct.Name, k, l.Sizes, i)
+					c.add(ct.Name, v, r, ct.Name, k, l.Sizes, styleOf(ct.Name))
 				}
 			}
 			add(prefix+string(k), c)
@@ -56,9 +59,11 @@ func Figures(r *Results, l Layout) []Figure {
 	}
 	for _, ct := range l.Contenders {
 		c := chart{title: fmt.Sprintf("%s: ns per operation against pending timers", ct.Name), unit: "ns/op"}
-		for i, k := range l.Kinds {
+		for _, k := range l.Kinds {
 			if k.Unit() == "ns/op" && ct.Supports(k) {
-				c.add(string(k), timed, r, ct.Name, k, l.Sizes, i)
+				st := styleOf(ct.Name)
+				st.Dash = kindDashes[k]
+				c.add(string(k), timed, r, ct.Name, k, l.Sizes, st)
 			}
 		}
 		add("structure-"+ct.Name, c)
@@ -89,19 +94,19 @@ func Charts(dir string, r *Results, l Layout) ([]string, error) {
 	return files, nil
 }
 
-// chart is one figure: lines with their names and style indexes, and
-// where each stopped over budget.
+// chart is one figure: lines with their names and styles, and where each
+// stopped over budget.
 type chart struct {
 	title, unit string
 	names       []string
 	lines       []plotter.XYs
 	overs       []plotter.XYs // one point or none: the first size over budget, at the line's last value
-	styles      []int
+	styles      []style
 }
 
 // add adds the line of one contender's workload in view v: its cells at
 // the sizes, up to the first over budget.
-func (c *chart) add(name string, v view, r *Results, contender string, k workload.Kind, sizes []int, style int) {
+func (c *chart) add(name string, v view, r *Results, contender string, k workload.Kind, sizes []int, st style) {
 	var xys, over plotter.XYs
 	for _, n := range sizes {
 		x, ok := v.get(r, contender, k, n)
@@ -117,7 +122,7 @@ func (c *chart) add(name string, v view, r *Results, contender string, k workloa
 	if len(xys) == 0 {
 		return
 	}
-	c.names, c.lines, c.overs, c.styles = append(c.names, name), append(c.lines, xys), append(c.overs, over), append(c.styles, style)
+	c.names, c.lines, c.overs, c.styles = append(c.names, name), append(c.lines, xys), append(c.overs, over), append(c.styles, st)
 }
 
 func (c *chart) empty() bool { return len(c.lines) == 0 }
@@ -133,11 +138,71 @@ func (c *chart) span() (lo, hi float64) {
 	return lo, hi
 }
 
-// palette holds colours told apart easily (Tableau's ten and three more).
-var palette = []color.RGBA{
-	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
-	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
-	{188, 189, 34, 255}, {23, 190, 207, 255}, {0, 0, 0, 255}, {255, 187, 120, 255}, {0, 0, 128, 255},
+// style is how the charts draw a contender's lines: a colour, a marker
+// and a dash pattern.
+type style struct {
+	Colour color.RGBA
+	Marker marker
+	Dash   int // an index of plotutil.DefaultDashes
+}
+
+// Hex returns the style's colour as "#1f77b4".
+func (s style) Hex() string {
+	return fmt.Sprintf("#%02x%02x%02x", s.Colour.R, s.Colour.G, s.Colour.B)
+}
+
+// marker is a glyph of the charts, with the character that stands for it
+// in text.
+type marker struct {
+	glyph  draw.GlyphDrawer
+	Symbol string
+}
+
+// The markers. A cross is not one of them: it marks where a line went
+// over budget.
+var (
+	ring     = marker{draw.RingGlyph{}, "○"}
+	square   = marker{draw.SquareGlyph{}, "□"}
+	triangle = marker{draw.TriangleGlyph{}, "△"}
+	plus     = marker{draw.PlusGlyph{}, "+"}
+	disc     = marker{draw.CircleGlyph{}, "●"}
+	box      = marker{draw.BoxGlyph{}, "■"}
+	pyramid  = marker{draw.PyramidGlyph{}, "▲"}
+)
+
+// styles is every contender's style, fixed by name, so that a structure
+// looks the same in every chart of a run and in every run, whatever
+// -only leaves out. The colours are Tableau's ten and three more; the
+// engine is black.
+var styles = map[string]style{
+	"unordered": {color.RGBA{31, 119, 180, 255}, ring, 0},
+	"sorted":    {color.RGBA{255, 127, 14, 255}, square, 0},
+	"heap":      {color.RGBA{44, 160, 44, 255}, triangle, 0},
+	"heap4":     {color.RGBA{214, 39, 40, 255}, plus, 0},
+	"rbtree":    {color.RGBA{148, 103, 189, 255}, ring, 1},
+	"skiplist":  {color.RGBA{140, 86, 75, 255}, box, 1},
+	"libco":     {color.RGBA{227, 119, 194, 255}, pyramid, 1},
+	"rounds":    {color.RGBA{127, 127, 127, 255}, square, 1},
+	"node":      {color.RGBA{188, 189, 34, 255}, triangle, 1},
+	"wheel":     {color.RGBA{0, 0, 0, 255}, disc, 0},
+	"linux":     {color.RGBA{23, 190, 207, 255}, plus, 1},
+	"time":      {color.RGBA{158, 123, 0, 255}, box, 2},
+	"timewheel": {color.RGBA{0, 0, 128, 255}, disc, 2},
+}
+
+// styleOf returns the style of the contender named name: its own, or a
+// grey dotted ring for a name styles lacks.
+func styleOf(name string) style {
+	if s, ok := styles[name]; ok {
+		return s
+	}
+	return style{color.RGBA{170, 170, 170, 255}, ring, 3}
+}
+
+// kindDashes tells apart the workloads in a contender's own chart.
+var kindDashes = map[workload.Kind]int{
+	workload.Schedule: 0, workload.Cancel: 1, workload.Churn: 2, workload.Refresh: 4,
+	workload.Expire: 5, workload.Far: 6, workload.Memory: 3,
 }
 
 const (
@@ -170,11 +235,11 @@ func (c *chart) render(format string) ([]byte, error) {
 			return nil, err
 		}
 		s := c.styles[i]
-		col := palette[s%len(palette)]
+		col := s.Colour
 		line.Color, points.Color = col, col
 		line.Width = vg.Points(1.5)
-		line.Dashes = plotutil.Dashes(s / 5 % 3)
-		points.Shape = plotutil.Shape(s % 7)
+		line.Dashes = plotutil.Dashes(s.Dash)
+		points.Shape = s.Marker.glyph
 		points.Radius = vg.Points(3)
 		p.Add(line, points)
 		legend.Add(c.names[i], line, points)

@@ -23,15 +23,16 @@ type Page struct {
 }
 
 // WriteHTML writes the run as one self-contained page, XHTML that any
-// XML parser reads: the header lines, the tables of time and steps with
-// their slopes and classes, the claims held to the steps, the scheduler
-// against package time, the verdict, the conclusion, and every chart of
-// Figures inline as SVG. Every value cell carries data-cell="contender
-// workload n" and data-view="time" or "steps", every chart its figure's
-// name, so that a test can hold each to the run.
+// XML parser reads. It answers first: the conclusion, then the verdicts
+// against package time and on the cheapest structure, then the run's
+// machine and load. The charts of Figures follow, inline as SVG, under a
+// key of each contender's colour and marker. The tables come last,
+// folded. Every value cell carries data-cell="contender workload n" and
+// data-view="time" or "steps", every chart its figure's name, so that a
+// test can hold each to the run. The page fits a phone's width: only
+// tables and preformatted text scroll sideways.
 func WriteHTML(w io.Writer, p Page) error {
-	figs := Figures(p.Results, p.Layout)
-	d := htmlData{Page: p, Title: "timerlab: every timer structure, side by side"}
+	d := htmlData{Page: p, Title: "timerlab: every timer structure, side by side", Band: bandWords()}
 	for _, g := range groups {
 		ks := p.Layout.kinds(g)
 		if len(ks) == 0 {
@@ -49,12 +50,18 @@ func WriteHTML(w io.Writer, p Page) error {
 	b.Reset()
 	Versus(&b, p.Results, p.Layout.Sizes)
 	d.Versus = b.String()
+	d.Findings = findings(p.Results, p.Layout)
+	for _, f := range d.Findings {
+		d.VersusAny = d.VersusAny || f.Versus != ""
+	}
 	b.Reset()
-	Verdict(&b, p.Results, p.Layout)
-	d.Verdict = b.String()
-	b.Reset()
-	d.Conclusion = Conclusion(&b, p.Results, p.Layout)
-	for _, f := range figs {
+	for _, s := range Conclusion(&b, p.Results, p.Layout) {
+		d.Conclusion = append(d.Conclusion, headed(s))
+	}
+	for _, c := range p.Layout.Contenders {
+		d.Key = append(d.Key, htmlKey{Name: c.Name, Style: styleOf(c.Name)})
+	}
+	for _, f := range Figures(p.Results, p.Layout) {
 		svg, err := f.Render("svg")
 		if err != nil {
 			return err
@@ -62,6 +69,15 @@ func WriteHTML(w io.Writer, p Page) error {
 		d.Figures = append(d.Figures, htmlFigure{Name: f.Name, Title: f.Title, SVG: template.HTML(InlineSVG(svg))})
 	}
 	return pageTemplate.Execute(w, d)
+}
+
+// headed splits a sentence of the conclusion after its use, "timeouts
+// that are mostly cancelled (churn: …):", which the page sets in bold.
+func headed(s string) htmlSentence {
+	if i := strings.Index(s, "): "); i >= 0 {
+		return htmlSentence{Head: s[:i+2], Rest: s[i+2:]}
+	}
+	return htmlSentence{Rest: s}
 }
 
 // InlineSVG returns an SVG file as an element to put in a page: its svg
@@ -78,13 +94,31 @@ func InlineSVG(svg []byte) string {
 type htmlData struct {
 	Page
 	Title      string
+	Band       string // what ≈ means
 	Tables     []htmlTable
 	Legend     string
 	Checks     []Check
 	Versus     string
-	Verdict    string
-	Conclusion []string
+	Findings   []finding
+	VersusAny  bool // a finding compares the scheduler with package time
+	Conclusion []htmlSentence
+	Key        []htmlKey
 	Figures    []htmlFigure
+}
+
+type htmlSentence struct{ Head, Rest string }
+
+// htmlKey is a contender's entry in the charts' key.
+type htmlKey struct {
+	Name  string
+	Style style
+}
+
+// Border returns the CSS line under a key's marker, drawn as the
+// contender's lines are: solid, dashed or dotted.
+func (k htmlKey) Border() template.CSS {
+	line := [...]string{"solid", "dashed", "dotted"}[min(k.Style.Dash, 2)]
+	return template.CSS("color:" + k.Style.Hex() + ";border-bottom:2px " + line + " " + k.Style.Hex())
 }
 
 type htmlTable struct {
@@ -155,37 +189,96 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	},
 	"plus1": func(i int) int { return i + 1 },
-	"gb":    func(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) },
+	"oneLine": func(x fmt.Stringer) string { // the lines of x joined with "; "
+		lines := strings.Split(x.String(), "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		return strings.Join(lines, "; ")
+	},
+	"gb": func(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) },
 }).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
 <head>
 <meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
 <title>{{.Title}}</title>
 <style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-variant-numeric: tabular-nums; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; padding: 0 1em 2em; max-width: 62em; color: #222; overflow-wrap: break-word; }
+h1 { font-size: 1.5em; }
+h2 { font-size: 1.2em; margin-top: 1.6em; }
+#conclusion + ul li, .verdicts li { margin: 0.4em 0; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-variant-numeric: tabular-nums; font-size: 13px; }
 th, td { padding: 0.15em 0.5em; text-align: right; border-bottom: 1px solid #ddd; }
 th.name, td.name { text-align: left; }
+.scroll th, .scroll td { white-space: nowrap; }
+.scroll td.reason { white-space: normal; min-width: 24em; }
 td.growth { text-align: left; color: #555; white-space: nowrap; }
 td.over { color: #b00; }
 td.group, th.group { border-left: 2px solid #888; }
 tr.steps td { color: #036; }
 .disagrees { color: #b00; font-weight: bold; }
 .agrees { color: #080; }
-pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; }
+.run { color: #555; font-size: 13px; }
+pre { background: #f6f6f6; padding: 0.6em; overflow-x: auto; font-size: 12px; }
+details { margin: 0.6em 0; }
+summary { cursor: pointer; font-weight: bold; }
+ul.key { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 0.3em 1.2em; }
+ul.key span { display: inline-block; width: 2.2em; text-align: center; font-weight: bold; }
 figure { margin: 1em 0; }
 figure svg { max-width: 100%; height: auto; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p id="machine">machine: {{.Machine}}</p>
-<p id="load">load: {{.Load}}</p>
-<p id="budget">budget: {{.Budget.Cell}} per cell, {{.Budget.Fill}} to fill, {{.Budget.Far}} per far cell; rounds of {{.Budget.Round}}; wall time {{seconds .Wall}}{{if .PeakRSS}}; peak memory {{gb .PeakRSS}}{{end}}</p>
+{{if .Conclusion}}<h2 id="conclusion">Conclusion: which structure for which timers</h2>
+<ul>
+{{range .Conclusion}}<li>{{if .Head}}<b>{{.Head}}</b>{{end}}{{.Rest}}</li>
+{{end}}</ul>
+{{end}}
+{{if .Findings}}<h2 id="verdict">Verdicts</h2>
+<p>Computed from this run: medians of the laps' ratios; ≈ means {{.Band}}, the resolution of back-to-back runs.</p>
+{{if .VersusAny}}<h3 id="verdict-time">timewheel against package time</h3>
+<ul class="verdicts">
+{{range .Findings}}{{if .Versus}}<li data-verdict="{{.Kind}} versus"><b>{{.Kind}}</b>: {{.Versus}}</li>
+{{end}}{{end}}</ul>
+{{end}}<h3 id="verdict-structures">The cheapest structure</h3>
+<ul class="verdicts">
+{{range .Findings}}{{if .Cheapest}}<li data-verdict="{{.Kind}} {{.Word}}"><b>{{.Kind}}</b>, {{.Word}}: {{.Cheapest}}</li>
+{{end}}{{end}}</ul>
+{{end}}
+<h2 id="run">The run</h2>
+<p class="run" id="machine">machine: {{.Machine}}</p>
+<p class="run" id="load">load: {{oneLine .Load}}</p>
+<p class="run" id="budget">budget: {{.Budget.Cell}} per cell, {{.Budget.Fill}} to fill, {{.Budget.Far}} per far cell; rounds of {{.Budget.Round}}; wall time {{seconds .Wall}}{{if .PeakRSS}}; peak memory {{gb .PeakRSS}}{{end}}</p>
 
-<h2 id="tables">Time and steps</h2>
-{{range $t := .Tables}}<table class="{{$t.View}}" data-view="{{$t.View}}">
-<caption>{{$t.Caption}}: {{range $i, $k := $t.Kinds}}{{if $i}}, {{end}}{{$k}} ({{index $t.Units $i}}){{end}}</caption>
+<h2 id="charts">Charts</h2>
+<p>Log-log, cost against pending timers. Each structure has one colour and one marker in every chart; in a structure's own chart, its workloads differ by their dashes. A cross marks where a line went over budget.</p>
+<ul class="key" id="key">
+{{range .Key}}<li data-key="{{.Name}}"><span style="{{.Border}}">{{.Style.Marker.Symbol}}</span> {{.Name}}</li>
+{{end}}</ul>
+{{range .Figures}}<figure id="chart-{{.Name}}" data-chart="{{.Name}}">
+{{.SVG}}
+<figcaption>{{.Title}}</figcaption>
+</figure>
+{{end}}
+<h2 id="tables">Tables</h2>
+<p>Every number the charts and verdicts come from; click to open.</p>
+{{if .Versus}}<details id="versus"><summary>timewheel against package time: W1, W2, W4</summary>
+<pre>{{.Versus}}</pre>
+</details>
+{{end}}{{if .Checks}}<details id="claims"><summary>Claimed against counted</summary>
+<p>What the reference documents claim (001, 002, 004) beside the class of the steps the lab counted; expire per timer fired, k timers being due.</p>
+<div class="scroll"><table id="claims-table">
+<thead><tr><th class="name">structure</th><th class="name">workload</th><th class="name">claimed</th><th class="name">source</th><th class="name">counted</th><th></th><th class="name">reason</th></tr></thead>
+<tbody>
+{{range .Checks}}<tr data-claim="{{.Structure}} {{.Workload}}"><td class="name">{{.Structure}}</td><td class="name">{{.Workload}}</td><td class="name">{{.Claim.Cost}}</td><td class="name">{{.Claim.Source}}</td><td class="name">{{.Fit}}</td><td class="{{if .Disagrees}}disagrees{{else}}agrees{{end}}">{{.Match.Mark}}{{if .Note}}{{.Note}}{{end}}</td><td class="name reason">{{if .Note}}{{.Reason}}{{end}}</td></tr>
+{{end}}</tbody>
+</table></div>
+</details>
+{{end}}{{range $t := .Tables}}<details class="table"><summary>{{$t.Caption}}: {{range $i, $k := $t.Kinds}}{{if $i}}, {{end}}{{$k}} ({{index $t.Units $i}}){{end}}</summary>
+<div class="scroll"><table class="{{$t.View}}" data-view="{{$t.View}}">
 <thead>
 <tr><th class="name"></th>{{range $i, $k := $t.Kinds}}<th class="group" colspan="{{len $t.Sizes | plus1}}">{{$k}}, {{index $t.Units $i}}</th>{{end}}</tr>
 <tr><th class="name">structure</th>{{range $t.Kinds}}{{range $j, $n := $t.Sizes}}<th{{if not $j}} class="group"{{end}}>{{$n}}</th>{{end}}<th>{{$t.Growth}}</th>{{end}}</tr>
@@ -193,36 +286,11 @@ figure svg { max-width: 100%; height: auto; }
 <tbody>
 {{range $r := $t.Rows}}<tr class="{{$t.View}}"><td class="name">{{$r.Name}}</td>{{range $g := $r.Groups}}{{if $g.Shown}}{{range $j, $c := $g.Cells}}<td class="{{if not $j}}group {{end}}{{if $c.Over}}over{{end}}" data-view="{{$t.View}}" data-cell="{{$c.Key}}">{{$c.Text}}</td>{{end}}<td class="growth" data-view="{{$t.View}}" data-growth="{{$r.Name}} {{$g.Kind}}">{{$g.Growth}}</td>{{else}}<td class="group" colspan="{{len $t.Sizes | plus1}}">-</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
-</table>
-{{end}}
-<pre id="legend">{{.Legend}}</pre>
-
-{{if .Checks}}<h2 id="claims">Claimed against counted</h2>
-<p>What the reference documents claim (001, 002, 004) beside the class of the steps the lab counted; expire per timer fired, k timers being due.</p>
-<table id="claims-table">
-<thead><tr><th class="name">structure</th><th class="name">workload</th><th class="name">claimed</th><th class="name">source</th><th class="name">counted</th><th></th><th class="name">reason</th></tr></thead>
-<tbody>
-{{range .Checks}}<tr data-claim="{{.Structure}} {{.Workload}}"><td class="name">{{.Structure}}</td><td class="name">{{.Workload}}</td><td class="name">{{.Claim.Cost}}</td><td class="name">{{.Claim.Source}}</td><td class="name">{{.Fit}}</td><td class="{{if .Disagrees}}disagrees{{else}}agrees{{end}}">{{.Match.Mark}}{{if .Note}}{{.Note}}{{end}}</td><td class="name">{{if .Note}}{{.Reason}}{{end}}</td></tr>
-{{end}}</tbody>
-</table>
-{{end}}
-{{if .Versus}}<h2 id="versus">timewheel against package time</h2>
-<pre>{{.Versus}}</pre>
-{{end}}
-{{if .Verdict}}<h2 id="verdict">Verdict</h2>
-<pre>{{.Verdict}}</pre>
-{{end}}
-{{if .Conclusion}}<h2 id="conclusion">Conclusion</h2>
-<ul>
-{{range .Conclusion}}<li>{{.}}</li>
-{{end}}</ul>
-{{end}}
-<h2 id="charts">Charts</h2>
-{{range .Figures}}<figure id="chart-{{.Name}}" data-chart="{{.Name}}">
-{{.SVG}}
-<figcaption>{{.Title}}</figcaption>
-</figure>
-{{end}}
+</table></div>
+</details>
+{{end}}<details id="legend"><summary>How to read the tables</summary>
+<pre>{{.Legend}}</pre>
+</details>
 </body>
 </html>
 `))

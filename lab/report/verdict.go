@@ -17,35 +17,49 @@ import (
 // Package time and the scheduler are not structures: they pay a lock and
 // a clock read, and are compared with each other only.
 func Verdict(w io.Writer, r *Results, l Layout) {
+	fs := findings(r, l)
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "verdict, computed from this run (medians of the laps' ratios; ≈: %s, the resolution of back-to-back runs):\n", bandWords())
+	for _, f := range fs {
+		prefix := fmt.Sprintf("%-9s ", f.Kind)
+		if f.Cheapest != "" {
+			fmt.Fprintln(w, prefix+f.Word+": "+f.Cheapest)
+			prefix = strings.Repeat(" ", len(prefix))
+		}
+		if f.Versus != "" {
+			fmt.Fprintln(w, prefix+"timewheel vs time: "+f.Versus)
+		}
+	}
+}
+
+// finding is the verdict on one workload: the cheapest structure size by
+// size, and the scheduler against package time; either "" if the run
+// did not measure it.
+type finding struct {
+	Kind     workload.Kind
+	Word     string // "cheapest", or "smallest" for memory
+	Cheapest string
+	Versus   string
+}
+
+// findings returns the verdict on every workload the run measured.
+func findings(r *Results, l Layout) []finding {
 	var structures []string
 	for _, c := range l.Contenders {
 		if c.Claims != nil {
 			structures = append(structures, c.Name)
 		}
 	}
-	var lines []string
+	var fs []finding
 	for _, k := range l.Kinds {
-		best := cheapest(r, structures, k, l.Sizes)
-		vs := schedulerVsTime(r, k, l.Sizes)
-		if best == "" && vs == "" {
-			continue
-		}
-		prefix := fmt.Sprintf("%-9s ", k)
-		if best != "" {
-			lines = append(lines, prefix+words(k).cheapest+": "+best)
-			prefix = strings.Repeat(" ", len(prefix))
-		}
-		if vs != "" {
-			lines = append(lines, prefix+"timewheel vs time: "+vs)
+		f := finding{Kind: k, Word: words(k).cheapest, Cheapest: cheapest(r, structures, k, l.Sizes), Versus: schedulerVsTime(r, k, l.Sizes)}
+		if f.Cheapest != "" || f.Versus != "" {
+			fs = append(fs, f)
 		}
 	}
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "verdict, computed from this run (medians of the laps' ratios; ≈: %s, the resolution of back-to-back runs):\n", bandWords())
-	for _, line := range lines {
-		fmt.Fprintln(w, line)
-	}
+	return fs
 }
 
 // wording is how a verdict speaks of one workload's unit.

@@ -13,8 +13,8 @@
 //
 //	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-workloads churn,far] [-budget 1s] [-out DIR] [-repeat N]
 //
-// A run with no flags takes about two minutes on two quiet cores (see
-// the README for a measured one, and its peak memory). Every workload
+// A run with no flags takes minutes and peaks near 2.9 GB of memory:
+// docs/lab.md has measured runs, and smaller ones. Every workload
 // and size is measured on all contenders in turn, round after round, and
 // each cell is the median of its rounds; the report says how busy the
 // machine was, prints ≈ where two cells are too close to tell apart, and

@@ -3,7 +3,7 @@
 // and as JSON at /debug/vars (expvar, through package wheelvar). The
 // workload starts request deadlines, stops and resets them, lets some
 // fire, and keeps sessions in an expiring map, so that every figure
-// moves; README's "What to watch" says what each one means. It runs until
+// moves; docs/operating.md ("what to watch") says what each one means. It runs until
 // interrupted:
 //
 //	cd promwheel && go run ./examples/metrics
