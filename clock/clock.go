@@ -1,9 +1,9 @@
 // Package clock is where timewheel reads time from.
 //
-// Everything above this package reads the time only through a [Clock]:
-// [Real] for programs, which goes through package time and so also runs
-// inside testing/synctest bubbles, and [Virtual] for tests, which moves only
-// when told and fires what falls due, in deadline order, as it moves.
+// Everything above this package reads the time only through a [Clock].
+// [Real] is for programs: it goes through package time, so it also runs
+// inside testing/synctest bubbles. [Virtual] is for tests: it moves only
+// when told, and fires what falls due, in deadline order, as it moves.
 //
 //	clk := clock.NewVirtual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 //	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
@@ -59,12 +59,11 @@ type Timer interface {
 }
 
 // Real returns the clock of package time. Its Since reads only the
-// monotonic clock for times returned by its Now; its AfterFunc is
-// [time.AfterFunc], except that it panics at once if f is nil (package
-// time would start a goroutine for nil when the timer fires and end the
-// program with the fatal error "go of nil func value"). Inside a
-// testing/synctest bubble it reads the bubble's fake time. The real
-// clock is safe for concurrent use.
+// monotonic clock for times returned by its Now. Its AfterFunc is
+// [time.AfterFunc], except that it panics at once if f is nil. (Package
+// time would fail only when the timer fires, with the fatal error "go of
+// nil func value".) Inside a testing/synctest bubble it reads the
+// bubble's fake time. The real clock is safe for concurrent use.
 func Real() Clock { return realClock{} }
 
 type realClock struct{}

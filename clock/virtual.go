@@ -9,9 +9,9 @@ import (
 )
 
 // Virtual is a clock for tests. Its time moves only when Advance,
-// AdvanceTo or AdvanceNext is called, and as it moves it stops at every
-// pending timer's deadline in turn, so it never jumps past a due timer
-// silently: each callback runs with Now reporting exactly its deadline.
+// AdvanceTo or AdvanceNext is called. As it moves it stops at every
+// pending timer's deadline in turn, so it never jumps past a due timer:
+// each callback runs with Now reporting exactly its deadline.
 //
 // Callbacks run synchronously on the goroutine that advances the clock, in
 // deadline order and, for equal deadlines, in the order the timers were
@@ -22,22 +22,20 @@ import (
 // A callback may use the clock: start, stop or reset timers, its own
 // included, and advance the clock further (the outer advance then goes on
 // from where the inner one left the clock, never back). A callback that
-// keeps starting timers due at once, such as one that resets its own
-// timer for zero, would keep time from passing: an advance panics once
-// callbacks have started such timers a million times in a row at one
-// instant (see [Virtual.AdvanceTo]).
+// keeps starting timers due at once would keep time from passing, so an
+// advance panics after about a million in a row (see [Virtual.AdvanceTo]).
 //
 // # Wall clock and monotonic clock
 //
-// A real machine has two clocks: the wall clock, which [time.Now] reads
-// and which NTP, an administrator or a resume from suspend can step, and
-// the monotonic clock, which timers and Since follow and nothing steps.
+// A real machine has two clocks. The wall clock is what [time.Now] reads;
+// NTP, an administrator or a resume from suspend can step it. The
+// monotonic clock is what timers and Since follow; nothing steps it.
 // A Virtual keeps them apart the same way. Its timers, Since, Advance
 // and AdvanceNext move on the monotonic clock; Now, Next and AdvanceTo
 // read and take wall-clock times. The two agree until [Virtual.StepWall]
-// or [Virtual.Suspend] moves the wall clock alone: after StepWall(time.Hour),
-// Now reads an hour later, and a timer set for a minute still runs a
-// minute of Advance later, as a Go timer does after a step.
+// or [Virtual.Suspend] moves the wall clock alone. After
+// StepWall(time.Hour), Now reads an hour later, and a timer set for a
+// minute still runs a minute of Advance later, as a Go timer does.
 //
 // The zero Virtual is a clock at the zero time.Time (January 1, year 1,
 // 00:00:00 UTC), ready to use; [NewVirtual] starts one at another time. A
@@ -68,9 +66,9 @@ type wallStep struct {
 // rearmLimit is how many timers due at once, started or reset by callbacks
 // of one advance, may run in a row at one instant before the advance
 // panics. 2^20 runs of a callback that resets its own timer take 40 ms
-// (1.2 s under the race detector): long enough for any finite chain a
-// test builds on purpose, short enough that a chain without end is
-// reported rather than hung on.
+// (1.2 s under the race detector). That is long enough for any finite
+// chain a test builds on purpose. It is short enough that a chain without
+// end is reported rather than hung on.
 var rearmLimit = 1 << 20
 
 // lock locks v.mu for method, one of the exported methods; it panics if v
@@ -95,13 +93,13 @@ func (v *Virtual) Now() time.Time {
 }
 
 // Since returns the virtual time elapsed since t on the monotonic clock,
-// reading t as a time Now returned: a step of the wall clock after t, or
-// a suspend, does not change it, as for the real clock's readings. A t
+// reading t as a time Now returned. As for the real clock's readings, a
+// later step of the wall clock, or a suspend, does not change it. A t
 // that Now returned both before and after a backward step is read as the
-// earlier, so that a wheel made before the step keeps to its epoch; one
-// made in the stretch a backward step repeats would not, so make wheels
-// before stepping back. Without steps, Since(t) is Now().Sub(t). The complexity is
-// O(s) in the steps and suspends made.
+// earlier. So a wheel made before the step keeps to its epoch, but one
+// made in the stretch the step repeats would not: make wheels before
+// stepping back. Without steps, Since(t) is Now().Sub(t). The complexity
+// is O(s) in the steps and suspends made.
 func (v *Virtual) Since(t time.Time) time.Duration {
 	v.lock("Since")
 	defer v.mu.Unlock()
@@ -109,21 +107,20 @@ func (v *Virtual) Since(t time.Time) time.Duration {
 }
 
 // StepWall steps the wall clock by d, forward or back, as NTP or a
-// manual setting of the clock does: Now moves by d at once, while the
-// monotonic clock does not, so no timer runs, none moves, and Since of
-// an earlier reading is unchanged. The complexity is O(1).
+// manual setting of the clock does. Now moves by d at once; the monotonic
+// clock does not. So no timer runs, none moves, and Since of an earlier
+// reading is unchanged. The complexity is O(1).
 func (v *Virtual) StepWall(d time.Duration) {
 	v.lock("StepWall")
 	defer v.mu.Unlock()
 	v.stepLocked(d)
 }
 
-// Suspend simulates the machine sleeping for d and waking: the wall
-// clock moves forward by d while the monotonic clock, as Go's does on
-// Linux, macOS and Windows, stands still, so that timers due in the
-// sleep run late by its length, as on the real clock. It is StepWall(d)
-// under a name that says why. Suspend panics if d is negative. The
-// complexity is O(1).
+// Suspend simulates the machine sleeping for d and waking. The wall
+// clock moves forward by d; the monotonic clock stands still, as Go's
+// does on Linux, macOS and Windows. So timers due in the sleep run late
+// by its length, as on the real clock. It is StepWall(d) under a name
+// that says why. Suspend panics if d is negative. The complexity is O(1).
 func (v *Virtual) Suspend(d time.Duration) {
 	if d < 0 {
 		panic(fmt.Sprintf("clock: Virtual.Suspend called with negative duration %v", d))
@@ -219,11 +216,11 @@ func (v *Virtual) Advance(d time.Duration) int {
 // the clock past t, the clock stays where the callback left it.
 //
 // A callback's panic goes up through AdvanceTo and leaves the clock at
-// that callback's deadline, in working order. AdvanceTo panics, in the
-// same working order, when callbacks of this advance have started or
-// reset 2^20 (about a million) timers in a row due at once (for zero or
-// less) at one instant, and another is due: such a chain would never let
-// the clock move on.
+// that callback's deadline, in working order. AdvanceTo also panics, in
+// the same working order, when a chain of timers due at once would never
+// let the clock move on. That is when callbacks of this advance have
+// started or reset 2^20 (about a million) timers in a row due at one
+// instant, and another is due.
 func (v *Virtual) AdvanceTo(t time.Time) int {
 	v.lock("AdvanceTo")
 	if now := v.wallLocked(v.now); t.Before(now) {
