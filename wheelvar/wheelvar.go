@@ -4,9 +4,9 @@
 //
 //	wheelvar.Publish("timewheel", timewheel.Default())
 //
-// It is a package of its own, not a function of package timewheel, because
-// importing expvar registers the /debug/vars handler on
-// http.DefaultServeMux and links net/http: a program that uses timers
+// It is a package of its own, not a function of package timewheel.
+// Importing expvar registers the /debug/vars handler on
+// http.DefaultServeMux and links net/http. A program that uses timers
 // should not expose its command line and memory statistics on its default
 // mux, nor pay for net/http, unless it asks to.
 //
@@ -23,14 +23,14 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// Publish publishes w's Stats under name: each time /debug/vars is served
-// (or expvar.Get(name) is read), Stats is called and its result written as
-// a JSON object with the field names of [timewheel.Stats] (durations in
-// nanoseconds). A closed wheel's Stats are published as well.
+// Publish publishes w's Stats under name. Each time /debug/vars is served
+// (or expvar.Get(name) is read), Stats is called. Its result is written
+// as a JSON object with the field names of [timewheel.Stats] (durations
+// in nanoseconds). A closed wheel's Stats are published as well.
 //
-// Like expvar.Publish, it panics if name is in use already (expvar cannot
-// unpublish a name: publish once per process, from main or under a
-// sync.Once); it panics too if w is nil or a zero Wheel, rather than
+// Like expvar.Publish, it panics if name is in use already. (expvar
+// cannot unpublish a name: publish once per process, from main or under a
+// sync.Once.) It panics too if w is nil or a zero Wheel, rather than
 // when the variable is read. The complexity of each reading is that of
 // [timewheel.Wheel.Stats].
 func Publish(name string, w *timewheel.Wheel) {
