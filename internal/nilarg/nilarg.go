@@ -1,8 +1,9 @@
 // Package nilarg tells nil arguments apart, for the constructors and
-// options of timewheel's packages that take an interface: a nil
-// interface, or one that holds a nil pointer, map, slice, channel or func
-// (a nil *net.TCPConn passed as a net.Conn), whose methods would fail far
-// from the mistake. Each caller panics at once, naming itself.
+// options of timewheel's packages that take an interface. An argument is
+// nil if it is a nil interface, or holds a nil pointer, map, slice,
+// channel or func (a nil *net.TCPConn passed as a net.Conn). Its methods
+// would fail far from the mistake, so each caller panics at once, naming
+// itself.
 package nilarg
 
 import (

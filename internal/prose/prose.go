@@ -24,10 +24,9 @@ type Sentence struct {
 }
 
 // File returns the sentences of the comments of the Go source in path.
-// Code in comments (lines indented by a tab or spaces after the comment
-// marker, as gofmt lays out code blocks and lists) is left out, and so
-// are directives (//go:, //line) and lines of a table or a list item's
-// marker.
+// Code in comments is left out: lines indented by a tab or spaces after
+// the comment marker, as gofmt lays out code blocks and lists. So are
+// directives (//go:, //line), lines of a table and a list item's marker.
 func File(path string) ([]Sentence, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
@@ -121,8 +120,8 @@ func group(fset *token.FileSet, g *ast.CommentGroup) []Sentence {
 }
 
 // ends reports whether word ends a sentence: a full stop, a question or
-// an exclamation mark, possibly inside a closing bracket or quote, but
-// not an abbreviation such as "e.g." or a number such as "1.5".
+// an exclamation mark, possibly inside a closing bracket or quote. An
+// abbreviation such as "e.g." or a number such as "1.5" does not.
 func ends(word string) bool {
 	w := strings.TrimRight(word, `)"'”’]`)
 	if w == "" {

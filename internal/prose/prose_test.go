@@ -51,6 +51,9 @@ var budgets = []struct {
 	{".", false},
 	{"loop", false},
 	{"queue", false},
+	{"clock", false},
+	{"wheelvar", false},
+	{"internal", true},
 }
 
 // TestCommentPace holds the packages in budgets to comment sentences

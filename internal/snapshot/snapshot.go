@@ -1,7 +1,7 @@
 // Package snapshot is the framing shared by timewheel's snapshot formats
-// (expiry's map, cron's jobs): an 8-byte magic, a big-endian uint32
-// format version, a body of encoding/gob values, and a big-endian CRC-32C
-// (Castagnoli) of all that precedes it.
+// (expiry's map, cron's jobs). A snapshot is an 8-byte magic, a big-endian
+// uint32 format version, and a body of encoding/gob values. A big-endian
+// CRC-32C (Castagnoli) of all that precedes it ends it.
 package snapshot
 
 import (

@@ -1,15 +1,15 @@
 // Package stack tells a component whether the calling goroutine runs one
 // of its callbacks, from the functions on the goroutine's stack. Go gives
-// a goroutine no identity a library can read, and a Close or Stop called
-// from a callback must not wait for that callback, which is itself; the
-// components that need to know (the wheel's Close, expiry's Close and
-// Flush, cron's Stop) ask here, on those rare calls only, so that running
-// a callback costs nothing extra.
+// a goroutine no identity a library can read. Yet a Close or Stop called
+// from a callback must not wait for that callback, which is itself. The
+// components that need to know ask here: the wheel's Close, expiry's
+// Close and Flush, cron's Stop. They ask on those rare calls only, so
+// running a callback costs nothing extra.
 //
 // The downside of this choice is that a function's frames say which
-// function runs, not for which value: a callback of one wheel, map or
-// scheduler looks like a callback of any other, and the components
-// document what that means for them.
+// function runs, not for which value. A callback of one wheel, map or
+// scheduler looks like a callback of any other; the components document
+// what that means for them.
 package stack
 
 import (

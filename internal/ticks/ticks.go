@@ -1,6 +1,6 @@
 // Package ticks is the tick arithmetic that the scheduler and the loop
-// share: time on a wheel is a count of ticks since an epoch, and every
-// deadline rounds up to a tick so that no timer fires early.
+// share. Time on a wheel is a count of ticks since an epoch. Every
+// deadline rounds up to a tick, so that no timer fires early.
 package ticks
 
 import (
@@ -48,9 +48,9 @@ func Until(t int64, ns int64, tick time.Duration) time.Duration {
 }
 
 // NextOnGrid returns the first point after ns of the grid through last
-// with the given period, all in nanoseconds, saturated at the end of time:
-// a tick or a repeating run that comes late skips grid points instead of
-// bunching them. last is the grid point just served.
+// with the given period, all in nanoseconds, saturated at the end of time.
+// So a tick or a repeating run that comes late skips grid points instead
+// of bunching them. last is the grid point just served.
 func NextOnGrid(last, period, ns int64) int64 {
 	if ns < last {
 		return Add(last, period)
