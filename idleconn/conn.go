@@ -19,24 +19,25 @@ import (
 // # How the timeout is kept
 //
 // Every Read that returns data and every Write stores the clock's current
-// time in an atomic word: the refresh costs one clock reading (the
-// monotonic clock alone, on a real-clock wheel) and one compare-and-swap
-// (a Write adds two atomic adds, below), takes no lock and allocates
-// nothing. The connection's single wheel timer is not
-// reset on each call, as it would be with package time or with a deadline.
-// It is set once, for one timeout ahead; when it fires, it reads the clock
-// and the last activity: if the connection has been idle for the whole
-// timeout, it is closed; otherwise the timer is re-armed for the time that
-// remains, (last activity + timeout) - now. So a connection is never
-// closed before its deadline, and is closed at most one wheel tick (plus
-// the wheel's own delay) after it.
+// time in an atomic word. The refresh costs one clock reading (the
+// monotonic clock alone, on a real-clock wheel) and one compare-and-swap;
+// a Write adds two atomic adds (below). It takes no lock and allocates
+// nothing. The connection's single wheel timer is not reset on each call,
+// as it would be with package time or with a deadline.
+//
+// The timer is set once, for one timeout ahead. When it fires, it reads
+// the clock and the last activity. If the connection has been idle for
+// the whole timeout, it is closed. Otherwise the timer is re-armed for the
+// time that remains, (last activity + timeout) - now. So a connection is
+// never closed before its deadline, and is closed at most one wheel tick
+// (plus the wheel's own delay) after it.
 //
 // The downside of this choice is that a connection that stays active
-// costs one timer firing per timeout period, which a reset-on-every-call
-// timer would not; for the idle timeouts servers use (seconds to minutes)
-// that is far cheaper than touching a shared timer structure on every
-// Read and Write. (Node.js makes the same trade for its sockets: one
-// list per duration, re-checked when its timer fires.)
+// costs one timer firing per timeout period; a reset-on-every-call timer
+// would not. For the idle timeouts servers use (seconds to minutes) that
+// is far cheaper than touching a shared timer structure on every Read and
+// Write. (Node.js makes the same trade for its sockets: one list per
+// duration, re-checked when its timer fires.)
 //
 // # Writes
 //
@@ -45,7 +46,7 @@ import (
 // timer. Write announces itself in an atomic state word, which the timer
 // must find empty to close the connection, and a Write that starts after
 // the close fails without touching the connection. A Read in progress is
-// not activity (a blocked Read is how an idle connection looks); a Read
+// not activity: a blocked Read is how an idle connection looks. A Read
 // that returns data in the very instant the timer decides to close may
 // lose that race, exactly as bytes arriving at a read deadline may.
 //
@@ -57,40 +58,43 @@ import (
 // answer with a RST, which discards the written data the peer has not
 // received yet. So when the underlying connection can half-close (it has
 // a CloseWrite method, as *net.TCPConn does), the idle close is done as
-// net/http's server does it: the timer calls CloseWrite, which sends a FIN
-// after the data written; sets a read deadline in the past on the
-// underlying connection, so that a Read in progress (and every later one)
-// returns at once with the idle-close error; and releases the underlying
-// connection for good only a linger delay of 500 ms later (rounded up to
-// the wheel's tick), timed on the same wheel by the connection's own
-// timer. net/http waits the same 500 ms, about a round trip around the
-// planet, for the peer to read the data and the FIN. Connections without
+// net/http's server does it, in three steps:
+//   - The timer calls CloseWrite, which sends a FIN after the data written.
+//   - It sets a read deadline in the past on the underlying connection.
+//     A Read in progress, and every later one, returns at once with the
+//     idle-close error.
+//   - The connection's own timer releases the underlying connection for
+//     good a linger delay of 500 ms later (rounded up to the wheel's tick).
+//
+// net/http waits the same 500 ms, about a round trip around the planet,
+// for the peer to read the data and the FIN. Connections without
 // CloseWrite, and connections whose CloseWrite fails, are closed at once.
 //
 // From the idle decision on, the Conn behaves as closed: [Conn.Err]
 // reports ErrIdleTimeout, Reads, Writes and deadline changes fail with the
 // idle-close error, and [Conn.Close] returns it too, releasing a lingering
-// connection at once. The downside of this choice is that a connection
-// closed for idleness holds its file descriptor, and its socket buffers,
-// for the linger delay after the close; and that a peer that has not read
-// everything by then may still get a RST and lose the rest, as with
-// net/http (a longer linger would hold every idle-closed socket longer, for
-// peers that are most likely gone). If the wheel is closed during the
-// linger, the underlying connection is released only by Close.
+// connection at once. If the wheel is closed during the linger, the
+// underlying connection is released only by Close.
+//
+// The downside of this choice is that a connection closed for idleness
+// holds its file descriptor and socket buffers for the linger delay. And
+// a peer that has not read everything by then may still get a RST and
+// lose the rest, as with net/http. A longer linger would hold every
+// idle-closed socket longer, for peers that are most likely gone.
 //
 // The connection is also kept open while it is marked busy ([Conn.SetBusy]).
 // A Conn that is dropped without Close is closed by its timer once idle.
-// NewConn and Accept refuse a closed wheel, with an error matching
-// [timewheel.ErrClosed]; if the wheel is closed later, while the
-// connection is open, its timer is dropped with the wheel's other timers
-// and the connection no longer idles out.
+// NewConn and Accept refuse a closed wheel (see Misuse in the package
+// documentation). If the wheel is closed later, while the connection is
+// open, its timer is dropped with the wheel's other timers. The
+// connection then no longer idles out.
 //
 // # Zero value
 //
-// The zero Conn wraps no connection and is not usable: each of its
+// The zero Conn wraps no connection and is not usable. Each of its
 // methods, and each method of a nil *Conn, panics with a message that
-// names the method and says to make Conns with NewConn or a Listener's
-// Accept.
+// names the method. The message says to make Conns with NewConn or a
+// Listener's Accept.
 //
 // A Conn is safe for concurrent use, like the net.Conn it wraps.
 type Conn struct {
@@ -105,9 +109,9 @@ type Conn struct {
 }
 
 // linger is how long the underlying connection stays open, half-closed,
-// after an idle close, for the peer to read what was written and the FIN
-// before the full close, whose RST would discard it: net/http's
-// rstAvoidanceDelay, chosen as "latency around the planet".
+// after an idle close. It gives the peer time to read what was written and
+// the FIN before the full close, whose RST would discard it. It is
+// net/http's rstAvoidanceDelay, chosen as "latency around the planet".
 const linger = 500 * time.Millisecond
 
 // closeWriter is a connection that can half-close, as *net.TCPConn can.
@@ -118,9 +122,9 @@ type closeWriter interface{ CloseWrite() error }
 var aLongTimeAgo = time.Unix(1, 0)
 
 // state bits: the low bits are flags, the middle ones count Writes in
-// progress, and the high ones count Writes ended, so that the timer can
+// progress, and the high ones count Writes ended. With them the timer can
 // tell, with one compare-and-swap, that no Write started or ended while it
-// was deciding to close (they wrap around harmlessly).
+// was deciding to close. The counts wrap around harmlessly.
 const (
 	closedIdle   = 1 << 0  // closed by the timer
 	closedByUser = 1 << 1  // closed by Close
@@ -382,9 +386,9 @@ func (c *Conn) SetBusy(b bool) {
 
 // Close closes the connection and stops its idle timer. Closing a
 // connection that is already closed, by Close or for idleness, returns a
-// *net.OpError matching net.ErrClosed (and ErrIdleTimeout after an idle
-// close), as net's own connections do; after an idle close that still
-// lingers, it also releases the underlying connection at once. Close does
+// *net.OpError matching net.ErrClosed, as net's own connections do. After
+// an idle close the error also matches ErrIdleTimeout; if the connection
+// still lingers, Close releases it at once. Close does
 // not wait for Reads and Writes in progress; they fail, as with any
 // net.Conn. The complexity is O(1).
 func (c *Conn) Close() error {
@@ -476,8 +480,8 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 }
 
 // keepIdleDeadline runs after a read deadline was set on the underlying
-// connection: if the idle close came in meanwhile, the caller's deadline
-// may have replaced the past one that ends Reads, so it is put back, and
+// connection. If the idle close came in meanwhile, the caller's deadline
+// may have replaced the past one that ends Reads. So it is put back, and
 // the call fails as on a closed connection. closeIdle marks the state
 // before it sets its deadline, so one of the two sets it last.
 func (c *Conn) keepIdleDeadline(op string, err error) error {

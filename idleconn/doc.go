@@ -17,8 +17,8 @@
 // that refresh nearly free: a Read or Write stores the time of the last
 // activity in an atomic word and touches neither the wheel nor the
 // runtime's timers. Each connection has one wheel timer, set for one idle
-// timeout ahead; when it fires it compares the clock with the last
-// activity and, if the connection was active meanwhile, re-arms itself for
+// timeout ahead. When it fires it compares the clock with the last
+// activity. If the connection was active meanwhile, it re-arms itself for
 // the time that remains. Only a connection that has really been idle for
 // the whole timeout is closed, never earlier (see [Conn] for the details
 // and the trade-off).
@@ -36,8 +36,8 @@
 //
 // Serve a [net/http.Server] on a [Listener], and call
 // [github.com/timewheel/timewheel/idleconn/idlehttp.KeepAlive] on it so
-// that the idle timeout is a keep-alive timeout: a connection waiting for
-// its next request is closed after it, one whose handler is working is
+// that the idle timeout is a keep-alive timeout. A connection waiting for
+// its next request is closed after it. One whose handler is working is
 // not, however long the handler stays silent.
 //
 //	ln, err := net.Listen("tcp", ":8080")
@@ -49,7 +49,7 @@
 //	srv.Serve(iln)
 //
 // Without idlehttp.KeepAlive the idle timeout measures silence in both
-// directions, whatever the HTTP state: a handler that neither reads nor
+// directions, whatever the HTTP state. A handler that neither reads nor
 // writes for longer than it (a long computation, a long poll) has its
 // connection closed under it. Leave KeepAlive out for that, or pick a
 // timeout longer than any such pause. (KeepAlive installs an
@@ -76,10 +76,10 @@
 // A zero Conn or Listener, or a nil *Conn or *Listener, panics when used,
 // naming the method (but a zero Listener's Stats reports zeros). NewConn
 // and NewListener panic on a nil connection or listener and on a zero
-// Wheel, return a *[TimeoutError] for a timeout that is not positive, and
-// return an error matching [timewheel.ErrClosed] for a closed wheel, where
-// the connection would never time out; Accept does too once the wheel is
-// closed. Closing a Conn or Listener twice returns an error matching
+// Wheel. They return a *[TimeoutError] for a timeout that is not positive.
+// For a closed wheel, where the connection would never time out, they
+// return an error matching [timewheel.ErrClosed]; Accept does too once the
+// wheel is closed. Closing a Conn or Listener twice returns an error matching
 // net.ErrClosed, as package net does.
 //
 // Deadlines set with SetDeadline, SetReadDeadline and SetWriteDeadline

@@ -15,9 +15,9 @@ import (
 // close idle keep-alive connections (see the package documentation for
 // how it combines with http.Server's own timeouts).
 //
-// The zero Listener wraps no listener and is not usable: Accept, Close,
+// The zero Listener wraps no listener and is not usable. Accept, Close,
 // Addr and IdleTimeout panic with a message that says to make Listeners
-// with NewListener, as every method of a nil *Listener does; the zero
+// with NewListener, as every method of a nil *Listener does. The zero
 // Listener's Stats reports that it has accepted nothing.
 //
 // A Listener is safe for concurrent use, like the net.Listener it wraps.
