@@ -133,9 +133,8 @@ func (c *timerCtx) Err() error {
 		return nil
 	}
 	// Done: if neither the timer nor the CancelFunc has claimed it yet,
-	// the parent did, and that answer is final, so that Err never changes
-	// once it is not nil, even when the timer fires as the parent is
-	// canceled.
+	// the parent did. That answer is final, so Err never changes once it
+	// is not nil, even when the timer fires as the parent is canceled.
 	c.how.CompareAndSwap(open, byParent)
 	if err == context.Canceled && c.how.Load() == timedOut {
 		return context.DeadlineExceeded

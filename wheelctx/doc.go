@@ -32,15 +32,19 @@
 // # Behaviour
 //
 // The contexts behave as package context's own, and the tests run both
-// side by side: Done is closed and Err returns context.DeadlineExceeded
-// when the deadline passes, context.Canceled when the CancelFunc is
-// called, and the parent's error when the parent is done first, all
-// synchronously; [context.Cause] returns the cause given to the *Cause
-// variants, or the error, or the parent's cause; a parent whose deadline
-// is earlier makes the call return context.WithCancel(parent), as package
-// context does; contexts derived from one of these (by package context or
-// by this package) are done with the same error and cause. The CancelFunc
-// is idempotent and releases the wheel timer at once.
+// side by side:
+//   - Done is closed, synchronously, when the deadline passes, when the
+//     CancelFunc is called, or when the parent is done first. Err then
+//     returns context.DeadlineExceeded, context.Canceled or the parent's
+//     error.
+//   - [context.Cause] returns the cause given to the *Cause variants, or
+//     the error, or the parent's cause.
+//   - A parent whose deadline is earlier makes the call return
+//     context.WithCancel(parent), as package context does.
+//   - Contexts derived from one of these (by package context or by this
+//     package) are done with the same error and cause.
+//
+// The CancelFunc is idempotent and releases the wheel timer at once.
 //
 // Three differences remain, in when things happen rather than in what a
 // caller finally observes:
@@ -70,9 +74,9 @@
 // # Misuse
 //
 // As in package context, a nil parent panics ("wheelctx: cannot create
-// context from nil parent"), any duration or deadline is accepted (one
+// context from nil parent"). Any duration or deadline is accepted: one
 // already past makes a context that is done at once, one that overflows
-// saturates), and the CancelFunc may be called any number of times, from
+// saturates. The CancelFunc may be called any number of times, from
 // anywhere, including from a function the context runs when it is done.
 // A timeout shorter than the wheel's tick is rounded up to the tick,
 // never down. The zero [Scheduler] and On(nil) use [timewheel.Default]; a

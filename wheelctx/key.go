@@ -30,7 +30,7 @@ func (p keyProbe) Value(k any) any {
 }
 
 // neverCanceled is a *cancelCtx that is never canceled. An open context
-// answers the key with it: context.Cause then reads a nil cause, as for
-// any open context, and context.WithCancel, whose Done does not match, does
+// answers the key with it. context.Cause then reads a nil cause, as for
+// any open context. context.WithCancel, whose Done does not match, does
 // not attach children to it and asks the context's AfterFunc instead.
 var neverCanceled, _ = context.WithCancel(context.Background())
