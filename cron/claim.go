@@ -33,25 +33,27 @@ import (
 // ([Scheduler.Restore]); it may be forgotten after that.
 //
 // A Claim that panics is recovered, as a job that panics is, and the
-// scheduler goes on: the value goes to the panic handler
-// ([WithPanicHandler]; by default logged with its stack), the claim
-// counts as failed (Stats.ClaimErrors, not Panics; the claim error handler
-// is not called), and the job's ClaimPolicy decides whether the run goes
+// scheduler goes on. The value goes to the panic handler
+// ([WithPanicHandler]; by default logged with its stack). The claim counts
+// as failed: in Stats.ClaimErrors, not Panics, and without a call to the
+// claim error handler. The job's ClaimPolicy decides whether the run goes
 // ahead.
 //
 // Implementations must be safe for concurrent use. On SQL, Claim is one
-// statement, INSERT INTO cron_runs (job, at) VALUES ($1, $2) ON CONFLICT
-// DO NOTHING, claimed if one row was inserted; on etcd, a transaction
-// that puts the key if its create revision is 0, with a lease for the
-// expiry. The module github.com/timewheel/timewheel/cron/redisclaim claims
-// on Redis.
+// statement, claimed if it inserted one row:
+//
+//	INSERT INTO cron_runs (job, at) VALUES ($1, $2) ON CONFLICT DO NOTHING
+//
+// On etcd, it is a transaction that puts the key if its create revision
+// is 0, with a lease for the expiry. The module
+// github.com/timewheel/timewheel/cron/redisclaim claims on Redis.
 type Claimer interface {
 	Claim(ctx context.Context, job string, at time.Time) (bool, error)
 }
 
 // DefaultClaimTimeout is how long a run waits for its claim unless
-// WithClaimTimeout says otherwise: a claim on a healthy store on the same
-// network takes well under a millisecond; past two seconds, the run's
+// WithClaimTimeout says otherwise. A claim on a healthy store on the same
+// network takes well under a millisecond. Past two seconds, the run's
 // ClaimPolicy decides.
 const DefaultClaimTimeout = 2 * time.Second
 
@@ -137,9 +139,9 @@ func logClaimError(l *slog.Logger) func(job string, at time.Time, err error) {
 
 // gridSchedule runs every d on a grid through origin: at the instants
 // origin + k·d, for every integer k. "@every d" runs on it, through the
-// time the job was added, or with a Claimer through the Unix epoch, so
-// that replicas started at different times, or whose clocks are skewed,
-// name the same instants.
+// time the job was added. With a Claimer it runs through the Unix epoch,
+// so that replicas started at different times, or whose clocks are
+// skewed, name the same instants.
 type gridSchedule struct {
 	origin time.Time
 	every  time.Duration

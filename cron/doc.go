@@ -1,6 +1,6 @@
-// Package cron runs jobs on calendar schedules: "every Tuesday at 9:00",
-// "the 12th of each month at 9:00", any crontab line, or a [Schedule] of
-// one's own, each in its own time zone, on a timewheel.
+// Package cron runs jobs on calendar schedules, each in its own time
+// zone, on a timewheel. A schedule is "every Tuesday at 9:00", "the 12th
+// of each month at 9:00", any crontab line, or a [Schedule] of one's own.
 //
 //	s := cron.New()
 //	s.Add("report", "0 9 * * TUE", sendReport, cron.InZone("Europe/Berlin"))
@@ -12,58 +12,60 @@
 // Expressions are parsed by robfig/cron/v3's parser (see [Parse]): the
 // five standard fields, an optional leading seconds field, descriptors
 // like @daily, and a CRON_TZ= prefix. "@every 1h30m" this package reads
-// itself, so that it takes any positive duration, "@every 1500ms" too:
-// robfig's parser truncates it to whole seconds.
+// itself, so that it takes any positive duration, "@every 1500ms" too.
 //
 // # Driven by the wheel
 //
 // A job holds one timer of the wheel ([WithWheel]; [timewheel.Default]
 // unless told), set for its next run and reset for the one after each time
 // it fires. The hierarchical wheel keeps a deadline a month out in a slot
-// of its top levels at O(1) cost, as the month/week/day wheels of the
-// reference documents do, and wakes for it only as it nears. A scheduler
-// has no goroutine of its own.
+// of its top levels at O(1) cost, and wakes for it only as it nears. (The
+// month/week/day wheels of the reference documents do the same.) A
+// scheduler has no goroutine of its own.
 //
 // # The wall clock
 //
 // A job's time is a time of the wall clock, but a timer waits a duration
-// of the monotonic clock, which a step of the wall clock (NTP, a manual
-// setting) or a suspend of the machine does not move. So a scheduler with
-// jobs checks the wall clock once a minute ([WithWallClockCheck]) and sets
-// afresh the timers of the jobs due before the next check: after a
-// forward step or a resume, a run whose time has passed runs within a
-// minute (a second with WithWallClockCheck(time.Second)), as its missed-run
-// policy says; after a backward step, no run comes early or twice. The
-// check is one wakeup a minute, 60 an hour, whatever the number of jobs;
-// a scheduler without jobs does not wake.
+// of the monotonic clock. A step of the wall clock (NTP, a manual setting)
+// or a suspend of the machine does not move the monotonic clock. So a
+// scheduler with jobs checks the wall clock once a minute
+// ([WithWallClockCheck]). It sets afresh the timers of the jobs due before
+// the next check. After a forward step or a resume, a run whose time has
+// passed runs within a minute, as its missed-run policy says. After a
+// backward step, no run comes early or twice. The check is one wakeup a
+// minute, whatever the number of jobs; a scheduler without jobs does not
+// wake.
 //
 // # Time zones and daylight saving
 //
 // Each job runs in a zone: [InZone] names one ("America/New_York"), else a
 // CRON_TZ= prefix, else [WithLocation], else time.Local. Zones are loaded
-// from the machine's zone files, as time.LoadLocation does; a program that
+// from the machine's zone files, as time.LoadLocation does. A program that
 // runs where there are none (a scratch container) embeds Go's copy, some
-// 450 KB, with import _ "time/tzdata" in its main package: a library
-// leaves that choice to the program, and an unknown zone's error says so.
+// 450 KB, with import _ "time/tzdata" in its main package. A library
+// leaves that choice to the program; an unknown zone's error says so.
 //
 // When clocks change, jobs run as cron users expect, by the rule of Vixie
 // cron. A job at fixed hours and minutes ("30 2 * * *", @daily) runs on
-// the wall clock: at a time that the spring change skips, it runs once, at
-// the change (2:30 on a night that jumps from 2:00 to 3:00 runs at 3:00);
-// at a time that the autumn change repeats, it runs once, the first time
-// (1:30 on a night that goes from 2:00 back to 1:00 runs at the first
-// 1:30). A job whose seconds, minutes or hours field starts with '*'
-// ("*/15 * * * *", "0 */2 * * *", "*/15 1 * * *", @hourly) runs on real
-// time instead: every 15 minutes stays every 15 minutes across the change,
-// through the skipped hour and twice through the repeated one; it runs at
-// every instant whose wall clock the spec names, also where clocks move
-// by half an hour (Lord Howe) or skip midnight (Havana, Santiago).
+// the wall clock:
+//   - At a time that the spring change skips, it runs once, at the change.
+//     2:30 on a night that jumps from 2:00 to 3:00 runs at 3:00.
+//   - At a time that the autumn change repeats, it runs once, the first
+//     time. 1:30 on a night that goes from 2:00 back to 1:00 runs at the
+//     first 1:30.
+//
+// A job whose seconds, minutes or hours field starts with '*' runs on real
+// time instead: "*/15 * * * *", "0 */2 * * *", "*/15 1 * * *", @hourly.
+// Every 15 minutes stays every 15 minutes across the change, through the
+// skipped hour and twice through the repeated one. It runs at every
+// instant whose wall clock the spec names. That holds also where clocks
+// move by half an hour (Lord Howe) or skip midnight (Havana, Santiago).
 //
 // # Running jobs
 //
 // A run gets a goroutine of its own ([WithInline] runs it on the wheel's
-// executor instead). What happens when a run falls due while the previous
-// one of the same job is still going is the job's [Overlap] policy: Skip
+// executor instead). A run may fall due while the previous one of the
+// same job is still going. The job's [Overlap] policy then decides: Skip
 // (the default) drops it, Queue runs it after, Allow runs it beside. A
 // panicking job is recovered and reported ([WithPanicHandler]); its later
 // runs and the other jobs go on. So is a panic of a [Claimer]'s Claim,
@@ -73,37 +75,39 @@
 // a run, it returns at once instead of waiting for its caller.
 // The zero Scheduler is ready to use, as New() would make it.
 //
-// Per job, options on Add and AddSchedule add a random delay to each run
-// ([WithJitter]), bound the runs to dates ([WithStartAt], [WithStopAt])
-// or to a number ([WithLimitRuns]), count an "@every" period from the end
-// of each run ([WithIntervalFromCompletion]), and choose the rule for a
-// time the spring change skips ([OnSkippedTime]); [At] and "@at" specs
-// are one-time jobs. Per scheduler, options on New bound the runs going
-// at once ([WithConcurrencyLimit]) and hook every run ([WithHooks]); a
-// job made by [Returning] returns an error, counted in Stats.Errors.
-// [Scheduler.RunNow] runs a job at once, [Job.NextRuns] lists its next
-// runs, and [Scheduler.Update] changes its schedule and options in one
-// step.
+// Per job, options on Add and AddSchedule do these:
+//   - add a random delay to each run ([WithJitter]);
+//   - bound the runs to dates ([WithStartAt], [WithStopAt]) or to a
+//     number ([WithLimitRuns]);
+//   - count an "@every" period from the end of each run
+//     ([WithIntervalFromCompletion]);
+//   - choose the rule for a time the spring change skips ([OnSkippedTime]).
+//
+// [At] and "@at" specs are one-time jobs. Per scheduler, options on New
+// bound the runs going at once ([WithConcurrencyLimit]) and hook every run
+// ([WithHooks]). A job made by [Returning] returns an error, counted in
+// Stats.Errors. [Scheduler.RunNow] runs a job at once, [Job.NextRuns]
+// lists its next runs, and [Scheduler.Update] changes its schedule and
+// options in one step.
 //
 // A run found more than its grace period late ([WithGrace], a second by
-// default), because the process was stalled or down, the machine slept
-// or the wall clock stepped forward, is missed, and the job's [Missed]
-// policy decides ([OnMissed]): run the first missed run once (RunOnce,
-// the default), skip them (SkipMissed), or make them all up, oldest
-// first, up to MaxCatchUp (RunAll). Missed runs dropped are counted in
-// Stats.Missed.
+// default) is missed. (The process was stalled or down, the machine slept
+// or the wall clock stepped forward.) The job's [Missed] policy decides
+// ([OnMissed]): run the first missed run once (RunOnce, the default), skip
+// them (SkipMissed), or make them all up, oldest first, up to MaxCatchUp
+// (RunAll). Missed runs dropped are counted in Stats.Missed.
 //
 // # Across replicas
 //
 // A service that runs in three replicas, each with the same jobs, would
-// run each job three times. [WithClaimer] makes each run happen once: a
+// run each job three times. [WithClaimer] makes each run happen once. A
 // run is named by its job and the instant it was scheduled for, which is
-// the same on every replica; each replica claims it from a store they
+// the same on every replica. Each replica claims it from a store they
 // share, and only the replica whose claim succeeds runs it. The claim is
 // never released. That is what makes it hold where lock-and-release does
-// not: with a lock taken for the run and released after it, a job that
-// takes a millisecond is done and unlocked before a replica whose clock is
-// a second behind fires, and that replica runs it again. A claim is still
+// not. Take a lock for the run and release it after. A job that takes a
+// millisecond is done and unlocked before a replica whose clock is a
+// second behind fires, and that replica runs it again. A claim is still
 // there when the late replica asks, however late, until the claim
 // expires, which must be long after any skew.
 //
@@ -121,8 +125,8 @@
 // # Testing
 //
 // Jobs are tested on a [clock.Virtual] with a wheel whose executor is
-// [timewheel.Inline] and a scheduler made [WithInline]: the clock moves
-// only when told, stopping at each run, and when Advance returns every run
+// [timewheel.Inline] and a scheduler made [WithInline]. The clock moves
+// only when told, stopping at each run. When Advance returns, every run
 // due has returned. A year of schedule takes a quarter of a second, most
 // of it the wall-clock check's half a million wakeups; with a check an
 // hour, milliseconds:
@@ -144,6 +148,5 @@
 // [Scheduler.Snapshot] writes each job's next run and [Scheduler.Restore]
 // reads them back, so that a restarted process runs what fell due while
 // it was down, as each job's missed-run policy says, instead of silently
-// skipping it. The format is
-// documented on Snapshot.
+// skipping it. The format is documented on Snapshot.
 package cron

@@ -85,12 +85,12 @@ func (j *Job) Location() *time.Location {
 	return j.set.loc
 }
 
-// Next returns the time of the job's next run, in its zone, or the zero
-// time if it has none left, has been removed, its scheduler stopped or its
-// wheel closed, or it is a zero Job; for a job whose interval counts from
-// the end of its runs ([WithIntervalFromCompletion]), also while a run is
-// going. The time is the schedule's, without the run's jitter. The
-// complexity is O(1).
+// Next returns the time of the job's next run, in its zone. It returns
+// the zero time if the job has none left, has been removed, its scheduler
+// stopped or its wheel closed, or it is a zero Job. A job whose interval
+// counts from the end of its runs ([WithIntervalFromCompletion]) has none
+// while a run is going, either. The time is the schedule's, without the
+// run's jitter. The complexity is O(1).
 func (j *Job) Next() time.Time {
 	j.notNil("Next")
 	if j.s == nil {
@@ -152,13 +152,13 @@ func (j *Job) Stats() Stats {
 	return j.stats
 }
 
-// fire is the job's timer callback: it sets the timer for the following
-// run, then starts this one as the overlap policy says, or, for a run
-// found more than the grace period late, as the missed-run policy says.
+// fire is the job's timer callback. It sets the timer for the following
+// run, then starts this one as the overlap policy says. A run found more
+// than the grace period late starts as the missed-run policy says.
 // The schedule's Next is called without the lock, so that it may call
-// the scheduler; if meanwhile the job was removed or updated, the
+// the scheduler. Meanwhile the job may have been removed or updated, the
 // scheduler stopped, or another fire or Restore moved the run (and reset
-// the timer for it), fire leaves the job as it is.
+// the timer for it); fire then leaves the job as it is.
 func (j *Job) fire() {
 	s := j.s
 	s.mu.Lock()
@@ -340,11 +340,11 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 }
 
 // runs claims and runs the job at at, then any runs queued meanwhile, one
-// by one. If a run does not return, because the panic handler or a hook
-// panicked or the job called runtime.Goexit, the unwinding still ends the
+// by one. A run may not return, because the panic handler or a hook
+// panicked or the job called runtime.Goexit. The unwinding still ends the
 // run: it is counted, the job and the scheduler no longer count it as
-// running, and its queued runs are dropped, so that the job's later runs
-// go on and Stop does not wait for it. A run that ends hands its slot to
+// running, and its queued runs are dropped. So the job's later runs go on
+// and Stop does not wait for it. A run that ends hands its slot to
 // the first run waiting for one (WithConcurrencyLimit).
 func (s *Scheduler) runs(j *Job, at time.Time) {
 	called, returned := false, false

@@ -10,8 +10,8 @@ import (
 
 // ErrOption is returned, wrapped with what is wrong and the job's name, by
 // Add, AddSchedule, Update and UpdateSchedule for job options that do not
-// go together: a stop date before the start date, an interval from
-// completion on a schedule that is not "@every" or with a Claimer.
+// go together. Examples: a stop date before the start date; an interval
+// from completion on a schedule that is not "@every", or with a Claimer.
 var ErrOption = errors.New("cron: invalid job options")
 
 // ErrNoJob is returned, wrapped with the name, by Update, UpdateSchedule

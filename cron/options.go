@@ -33,18 +33,16 @@ type config struct {
 const DefaultWallClockCheck = time.Minute
 
 // WithWallClockCheck sets how often the scheduler re-reads the wall clock
-// (default [DefaultWallClockCheck]), so that its jobs keep to it when it
-// steps (NTP, a manual setting) or the machine resumes from a suspend: a
-// job's timer counts a duration on the monotonic clock, which neither
-// moves. At each check, every job due before the next one has its timer
-// set afresh from the wall clock: a job whose time has passed runs then,
-// as its [OnMissed] policy says. A run is so at most d (plus a tick) late
-// after a step or a resume of any size, and an idle scheduler with jobs
-// wakes once every d: 60 times an hour by default, 3,600 for a d of a
-// second. A scheduler without jobs does not wake. Each check costs O(n)
-// in the jobs. A d of 0 turns the check off: runs then keep to their
-// timers as set, late by as much as a forward step or a suspend.
-// WithWallClockCheck panics if d is negative.
+// (default [DefaultWallClockCheck]). So its jobs keep to the wall clock
+// when it steps or the machine resumes from a suspend (see "The wall
+// clock" in the package documentation). At each check, every job due
+// before the next one has its timer set afresh from the wall clock. A job
+// whose time has passed runs then, as its [OnMissed] policy says. A run is
+// so at most d (plus a tick) late after a step or a resume of any size.
+// An idle scheduler with jobs wakes once every d; one without jobs does
+// not wake. Each check costs O(n) in the jobs. A d of 0 turns the check
+// off: runs then keep to their timers as set, late by as much as a
+// forward step or a suspend. WithWallClockCheck panics if d is negative.
 func WithWallClockCheck(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("cron: WithWallClockCheck: negative period %v", d))
@@ -81,18 +79,20 @@ func WithInline() Option {
 }
 
 // WithPanicHandler sets what is called with a job's name and the value of
-// its panic, after it is recovered (default: logged
-// at level Error, with the stack, through the scheduler's logger: see
-// WithLogger). The job's later runs, and the other jobs, go on. It is
-// called too, with the job's name, for a panic of the Claimer's Claim
-// (see [Claimer]) and of the job's Schedule's Next (see
-// [Scheduler.AddSchedule]), which are logged by default as "cron: Claim
-// panicked" and "cron: Schedule.Next panicked" where a job's panic is
-// "cron: job panicked".
-// A handler that panics itself (say, to fail a test on the wheel's
-// executor, with WithInline) ends the run with its panic; the run is
-// counted as ended all the same, the runs of the job queued behind it are
-// dropped, and its later runs go on. WithPanicHandler panics if h is nil.
+// its panic, after it is recovered. By default the panic is logged at
+// level Error, with the stack, through the scheduler's logger (see
+// WithLogger), as "cron: job panicked". The job's later runs, and the
+// other jobs, go on.
+//
+// The handler is called too, with the job's name, for a panic of the
+// Claimer's Claim (see [Claimer]) and of the job's Schedule's Next (see
+// [Scheduler.AddSchedule]). By default these are logged as "cron: Claim
+// panicked" and "cron: Schedule.Next panicked".
+//
+// A handler that panics itself ends the run with its panic (say, to fail
+// a test on the wheel's executor, with WithInline). The run is counted as
+// ended all the same, the runs of the job queued behind it are dropped,
+// and its later runs go on. WithPanicHandler panics if h is nil.
 func WithPanicHandler(h func(job string, v any)) Option {
 	if h == nil {
 		panic("cron: WithPanicHandler: nil handler")
@@ -101,26 +101,28 @@ func WithPanicHandler(h func(job string, v any)) Option {
 }
 
 // WithClaimer makes the scheduler one of several that run the same jobs,
-// one per replica of a service, each run executing on one of them: before
+// one per replica of a service, each run executing on one of them. Before
 // a run, on the run's own goroutine, the scheduler claims it from c by the
-// job's name and the instant it was scheduled for, and runs it only if the
+// job's name and the instant it was scheduled for. It runs it only if the
 // claim succeeds. A replica that finds the run claimed skips it and counts
 // it in Stats.ClaimsLost. The claim waits at most the claim timeout
 // ([WithClaimTimeout]) and is never made on the wheel's driver, unless
 // [WithInline] puts the runs there; a failed claim is handled by the
 // job's [ClaimPolicy].
 //
-// Every replica must name the same instants. Calendar specs do. So that
-// "@every d" schedules (and robfig/cron's Every given to AddSchedule) do
-// too, with a Claimer they run on a grid aligned to the Unix epoch, at
-// the instants whose Unix time is a multiple of d, instead of every d
-// from when the job was added: "@every 10m" runs at :00, :10, :20 … of
-// each hour UTC, whenever each replica started; a d that does not divide
-// a day falls where the grid does ("@every 25m" at 0:15, 0:40, 1:05 …
-// UTC on 2026-01-01), to the nanosecond for a d under a second
-// ("@every 1500ms" at :00.0, :01.5, :03.0 … of each minute). A Schedule
-// of one's own (AddSchedule) must likewise be a function of its argument
-// alone. Runs that Restore catches up are claimed as well, so that
+// Every replica must name the same instants. Calendar specs do. With a
+// Claimer, "@every d" schedules (and robfig/cron's Every given to
+// AddSchedule) do too. They run at the instants whose Unix time is a
+// multiple of d, not every d from when the job was added. Examples, UTC,
+// whenever each replica started:
+//   - "@every 10m" runs at :00, :10, :20 … of each hour.
+//   - "@every 25m", which does not divide a day, falls where the grid
+//     does: at 0:15, 0:40, 1:05 … on 2026-01-01.
+//   - "@every 1500ms" runs to the nanosecond, at :00.0, :01.5, :03.0 … of
+//     each minute.
+//
+// A Schedule of one's own (AddSchedule) must likewise be a function of
+// its argument alone. Runs that Restore catches up are claimed as well, so that
 // replicas restarting together run a missed run once.
 //
 // A replica that claims a run and then dies, or whose process is killed
@@ -184,9 +186,9 @@ type jobConfig struct {
 }
 
 // WithJitter delays each run of the job by a random duration in [0, d),
-// drawn anew for each run, so that jobs of many processes on the same
-// schedule do not all hit a shared service at once (default 0, no
-// jitter). The run's at is still its scheduled time, the same on every
+// drawn anew for each run (default 0, no jitter). So jobs of many
+// processes on the same schedule do not all hit a shared service at once.
+// The run's at is still its scheduled time, the same on every
 // replica, so claims are unchanged; lateness and the grace period count
 // from the delayed time. WithJitter panics if d is negative. It costs one
 // random number a run.
@@ -221,8 +223,8 @@ func WithStopAt(t time.Time) JobOption {
 // WithLimitRuns ends the job after n times of its schedule have fallen
 // due: it has no run after the nth. Every time counts, whether it ran
 // here, was claimed by another replica, skipped by the overlap policy or
-// dropped as missed, so that replicas with the same limit end at the same
-// time; runs made up by RunAll count, and are cut at the limit. RunNow
+// dropped as missed. So replicas with the same limit end at the same
+// time. Runs made up by RunAll count, and are cut at the limit. RunNow
 // does not count. The count is kept in snapshots. WithLimitRuns panics
 // if n is not positive.
 func WithLimitRuns(n int) JobOption {
@@ -269,7 +271,7 @@ func (r SkippedTime) String() string {
 
 // OnSkippedTime sets the rule for a run at a time of day that a
 // spring-forward change skips (default RunAtChange); see [SkippedTime].
-// It applies to specs at fixed hours and minutes given to Add; specs on
+// It applies to specs at fixed hours and minutes given to Add. Specs on
 // real time ("*/15 * * * *") have no run in the skipped hour either way,
 // and AddSchedule's schedules are the caller's. OnSkippedTime panics if r
 // is neither RunAtChange nor SkipSkipped.
@@ -305,7 +307,7 @@ func (m LimitMode) String() string {
 }
 
 // WithConcurrencyLimit bounds the runs of all the scheduler's jobs going
-// at once to n (default: no bound): a run that falls due when n are going
+// at once to n (default: no bound). A run that falls due when n are going
 // waits for one to end (LimitWait) or is dropped (LimitSkip). A waiting
 // run counts as running for its job's overlap policy; Stop drops the
 // waiting runs. It costs O(1) a run. WithConcurrencyLimit panics if n is
@@ -345,10 +347,10 @@ func WithHooks(h Hooks) Option {
 	return func(c *config) { c.hooks = h }
 }
 
-// Missed is a policy for the runs a job missed: runs whose time passed
-// while the process was down (see [Scheduler.Restore]), the machine
-// slept, the wall clock stepped forward or the process stalled, found
-// more than the job's grace period ([WithGrace]) after their time.
+// Missed is a policy for the runs a job missed. A run is missed when it is
+// found more than the job's grace period ([WithGrace]) after its time. Its
+// time passed while the process was down (see [Scheduler.Restore]), the
+// machine slept, the wall clock stepped forward or the process stalled.
 type Missed uint8
 
 const (
@@ -428,8 +430,8 @@ func WithOverlap(p Overlap) JobOption {
 }
 
 // OnClaimFailure sets what the job does with a run whose claim failed
-// (default: the scheduler's, see WithClaimPolicy): AtLeastOnce for a job
-// that must not be lost, such as billing, AtMostOnce for one that must
+// (default: the scheduler's, see WithClaimPolicy). Use AtLeastOnce for a
+// job that must not be lost, such as billing, AtMostOnce for one that must
 // not run twice. OnClaimFailure panics if p is neither.
 func OnClaimFailure(p ClaimPolicy) JobOption {
 	checkClaimPolicy("OnClaimFailure", p)

@@ -21,8 +21,9 @@ type Schedule interface {
 var ErrSpec = errors.New("cron: invalid spec")
 
 // ErrNever is returned, wrapped with the job's name, by Add and
-// AddSchedule for a schedule with no run in the next five years, such as
-// "0 0 30 2 *" (February 30th), or whose first run is not in the future.
+// AddSchedule for a schedule with no run in the next five years. Such is
+// "0 0 30 2 *" (February 30th), or one whose first run is not in the
+// future.
 var ErrNever = errors.New("cron: schedule never fires")
 
 // neverYears is how far ahead a job's first run may be: ErrNever's five
@@ -56,19 +57,18 @@ const starBit = 1 << 63
 //     place of loc, as time.LoadLocation reads it ("CRON_TZ= " is UTC);
 //     naming a zone both ways, or twice, is an error.
 //
-// "@every d" takes any positive duration that time.ParseDuration reads,
-// "@every 1500ms" and "@every 100us" as well as "@every 1h30m": this
-// package reads it itself, where robfig's parser truncates d to whole
-// seconds and takes a d under a second for one second. Its schedule's
-// Next(t) is t+d; a job on it runs on a grid, every d from when it was
-// added (with a Claimer, on the multiples of d since the Unix epoch; see
-// [WithClaimer]). The wheel rounds each run up to its first tick at or
-// after the run's instant, never early: the job is called at most a tick
-// (a millisecond by default, see [timewheel.WithTick]) plus the driver's
-// delay after it, with at the instant itself, on the grid. A d shorter
-// than the tick runs at most once a tick, at the first instant of the
-// grid after the tick that fired the one before, as a run delayed by a
-// stalled process does.
+// "@every d" takes any positive duration that time.ParseDuration reads:
+// "@every 1500ms" and "@every 100us" as well as "@every 1h30m". This
+// package reads it itself. (robfig's parser truncates d to whole seconds,
+// and takes a d under a second for one second.) Its schedule's Next(t) is
+// t+d. A job on it runs on a grid, every d from when it was added (with a
+// Claimer, on the multiples of d since the Unix epoch; see [WithClaimer]).
+// The wheel rounds each run up to its first tick at or after the run's
+// instant, never early. So the job is called at most a tick (see
+// [timewheel.WithTick]) plus the driver's delay after it, with at the
+// instant itself, on the grid. A d shorter than the tick runs at most once
+// a tick. It runs at the first instant of the grid after the tick that
+// fired the one before, as a run delayed by a stalled process does.
 //
 // The schedule handles daylight-saving changes as cron does (see the
 // package documentation). Parse returns an error wrapping ErrSpec for an
@@ -163,7 +163,7 @@ func parseEvery(spec string) (everySchedule, bool, error) {
 
 // realTime reports whether the parsed spec runs on real time: whether its
 // seconds, minutes or hours field starts with '*' (or '?', robfig's
-// synonym), as Vixie cron decides by MIN_STAR and HR_STAR, so that
+// synonym). Vixie cron decides so by MIN_STAR and HR_STAR. So
 // "*/15 1 * * *" and "0 */2 * * *" count as well as "* * * * *". The
 // field text decides, since robfig's star bit is lost with a step; for a
 // descriptor, which has no text to read, the bits do (@hourly).
@@ -239,10 +239,10 @@ const maxSegments = 64
 // that clocks skip it does not run; in an hour that repeats it runs in
 // both. It works one stretch of constant UTC offset (a zone segment) at a
 // time, on that segment's wall clock, so that transitions at midnight or
-// of half an hour do not confuse it. (robfig/cron's own Next, which
-// steps hours in the zone, can run a job on a day its spec excludes when
-// midnight is skipped, and on :30 for the rest of the day after a
-// half-hour shift.)
+// of half an hour do not confuse it. (robfig/cron's own Next steps hours
+// in the zone. It can run a job on a day its spec excludes when midnight
+// is skipped, and on :30 for the rest of the day after a half-hour
+// shift.)
 type realSchedule struct {
 	spec rcron.SpecSchedule // in UTC, read as the wall clock of one segment
 	loc  *time.Location
@@ -272,10 +272,12 @@ func (s *realSchedule) Next(t time.Time) time.Time {
 
 // wallSchedule runs a spec at fixed times of loc's wall clock. It finds
 // the next wall-clock time the spec names, then the instant that time
-// stands for: a time that a transition skips stands for the transition
-// itself (the job runs once, as the clocks jump); a time that occurs twice
-// stands for its first occurrence (the job runs once, not twice), or its
-// second if the first is already past.
+// stands for:
+//   - A time that a transition skips stands for the transition itself:
+//     the job runs once, as the clocks jump.
+//   - A time that occurs twice stands for its first occurrence, so the
+//     job runs once, not twice. It stands for its second if the first is
+//     already past.
 type wallSchedule struct {
 	spec rcron.SpecSchedule // in UTC, read as loc's wall clock
 	loc  *time.Location

@@ -71,8 +71,8 @@ func (s *Scheduler) after(job string, at time.Time, took time.Duration, err erro
 }
 
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
-// the wheel, set for its next run, so a job due next month costs one
-// pending timer and nothing else until then; a scheduler with jobs holds
+// the wheel, set for its next run. So a job due next month costs one
+// pending timer and nothing else until then. A scheduler with jobs holds
 // one more, the wall-clock check ([WithWallClockCheck]). See the package
 // documentation.
 //
@@ -194,12 +194,15 @@ func (s *Scheduler) stoppedLocked() error {
 
 // Add adds a job named name that runs f on the schedule of the cron
 // expression spec (see Parse), in the zone of InZone, of a CRON_TZ= prefix
-// of spec, or else of the scheduler. It returns an error wrapping ErrSpec
-// for a spec that does not parse, ErrZone for an unknown zone, ErrNever
-// for a spec that never fires or not within five years, ErrOption for
-// options that do not go together, ErrDuplicate for a name in use and
-// ErrStopped after Stop or once the wheel is closed. Nil options are
-// ignored. Add panics if f is nil. The complexity is O(1).
+// of spec, or else of the scheduler. It returns an error wrapping:
+//   - ErrSpec for a spec that does not parse;
+//   - ErrZone for an unknown zone;
+//   - ErrNever for a spec that never fires or not within five years;
+//   - ErrOption for options that do not go together;
+//   - ErrDuplicate for a name in use;
+//   - ErrStopped after Stop or once the wheel is closed.
+//
+// Nil options are ignored. Add panics if f is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
 	s.notNil("Add")
 	if f == nil {
@@ -247,11 +250,11 @@ func (s *Scheduler) parseFor(name, spec string, cfg jobConfig) (Schedule, *time.
 // and after each run: it may call the scheduler's methods. If Next panics
 // in AddSchedule's own call, the panic goes up to the caller and no job is
 // added. A later call is made on the wheel's executor when a run falls
-// due; a panic there is recovered, as a job's is, and the scheduler goes
-// on: the value goes to the panic handler ([WithPanicHandler]; by default
-// logged with its stack), the run that fell due goes ahead, and the job's
-// runs end there, as for a schedule that does not move forward: its Next
-// returns the zero time from then on.
+// due. A panic there is recovered, as a job's is, and the scheduler goes
+// on. The value goes to the panic handler ([WithPanicHandler]), and the
+// run that fell due goes ahead. The job's runs end there, as for a
+// schedule that does not move forward: its Next returns the zero time
+// from then on.
 func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...JobOption) (*Job, error) {
 	s.notNil("AddSchedule")
 	if sched == nil || f == nil {
@@ -460,14 +463,15 @@ func (s *Scheduler) Remove(name string) bool {
 // context.Background(): Stop waits as long as the runs take. Calling Stop
 // again waits again. The complexity is O(n) in the jobs, plus the wait.
 //
-// Called on the goroutine of a run, of this scheduler or of any other —
-// from a job, or from the panic handler, the Claimer or the claim error
-// handler, which the run calls — Stop does not wait, since a run it
-// waited for could be its caller: it stops the scheduler, cancels the
-// context passed to the jobs, and returns at once, nil if no run of this
-// scheduler is in progress, else an error wrapping ErrInRun with their
-// number, the caller's included. A job that wants to wait for the others
-// calls Stop on a goroutine of its own and returns.
+// Called on the goroutine of a run, Stop does not wait, since a run it
+// waited for could be its caller. That holds for a run of this scheduler
+// or of any other: from a job, or from the panic handler, the Claimer or
+// the claim error handler, which the run calls. Stop then stops the
+// scheduler, cancels the context passed to the jobs, and returns at once.
+// It returns nil if no run of this scheduler is in progress. Else it
+// returns an error wrapping ErrInRun with their number, the caller's
+// included. A job that wants to wait for the others calls Stop on a
+// goroutine of its own and returns.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.notNil("Stop")
 	if ctx == nil {
@@ -524,7 +528,7 @@ var runsFunc = stack.FuncName((*Scheduler).runs)
 func inRun() bool { return stack.Has(runsFunc) }
 
 // reportPanic gives v, the value of a panic recovered from what ("job",
-// "Claim" or "Schedule.Next") of job, to the panic handler; with none
+// "Claim" or "Schedule.Next") of job, to the panic handler. With none
 // set, it logs the panic and stack at level Error through the scheduler's
 // logger, or slog.Default() at the time of the panic. A nil stack is the
 // caller's: the deferred function that recovered v calls it so.

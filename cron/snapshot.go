@@ -48,12 +48,11 @@ type snapBody struct {
 }
 
 // Snapshot writes each job's next run to w, so that Restore can take the
-// schedule up where it was after a restart: a run that falls due while the
+// schedule up where it was after a restart. A run that falls due while the
 // process is down then runs at once instead of being lost. Jobs are
 // functions and are not written: they are named, and the program adds
 // them again before it restores. Snapshot panics if w is nil or holds a
-// nil pointer. The
-// complexity is O(n log n) in the number of jobs.
+// nil pointer. The complexity is O(n log n) in the number of jobs.
 //
 // The format, version 1, is:
 //
@@ -91,18 +90,19 @@ func (s *Scheduler) Snapshot(w io.Writer) error {
 
 // Restore reads a snapshot written by Snapshot and gives each job found
 // in it, by name, the next run it had. The runs whose time passed while
-// the process was down are missed runs: at once, the job runs the first
+// the process was down are missed runs. At once, the job runs the first
 // of them once, skips them or makes them all up, as its [OnMissed] policy
-// says (a run within the grace period, [WithGrace], runs as on time). A job whose spec or zone changed
-// since the snapshot, or that has no run recorded, keeps the schedule it
-// has; records of jobs not added are ignored.
+// says. (A run within the grace period, [WithGrace], runs as on time.) A
+// job whose spec or zone changed since the snapshot, or that has no run
+// recorded, keeps the schedule it has. Records of jobs not added are
+// ignored.
 //
-// Restore reads the whole input before it changes anything: for input that
-// is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
-// for an unknown format version one wrapping ErrVersion, and the jobs are
-// left as they were. It returns ErrStopped after Stop or once the wheel is
-// closed. Restore panics if r is nil or holds a nil pointer. The
-// complexity is O(n) in the records read.
+// Restore reads the whole input before it changes anything. For input
+// that is not a snapshot or is damaged it returns an error wrapping
+// ErrCorrupt; for an unknown format version, one wrapping ErrVersion. The
+// jobs are then left as they were. It returns ErrStopped after Stop or
+// once the wheel is closed. Restore panics if r is nil or holds a nil
+// pointer. The complexity is O(n) in the records read.
 func (s *Scheduler) Restore(r io.Reader) error {
 	s.notNil("Restore")
 	if nilarg.Is(r) {

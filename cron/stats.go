@@ -11,14 +11,8 @@ const LateAfter = time.Second
 // Counters only grow; a rate is the difference of two readings.
 // [Scheduler.Stats] returns it.
 type SchedulerStats struct {
-	// Stats sums the jobs' own: Runs (runs that returned or panicked),
-	// Panics, Errors (runs that returned an error, see Returning),
-	// Skipped (runs dropped by the Skip policy because the job's last run
-	// was still going: a job that keeps skipping runs for longer than its
-	// period), Missed (missed runs dropped, see OnMissed), Limited (runs
-	// dropped by the concurrency limit, see WithConcurrencyLimit), and,
-	// with a Claimer, ClaimsLost (runs another replica claimed) and
-	// ClaimErrors (claims that failed or timed out).
+	// Stats sums the jobs' own counts (see [Stats] for each). A Skipped
+	// that keeps growing is a job whose runs take longer than its period.
 	Stats
 	// Jobs is the number of jobs now.
 	Jobs int

@@ -5,17 +5,18 @@ import "time"
 // Keeping to the wall clock. A job's next run is a wall-clock instant,
 // and its timer waits for it a duration of the monotonic clock, computed
 // when it was set. A step of the wall clock, or a suspend (in which the
-// monotonic clock stands still), leaves that duration as it was: forward,
-// the run would come as late as the step; backward, early, which fire
-// catches (it re-arms when woken before the run's time). So, while it has
-// jobs, the scheduler holds one more timer, the check, which wakes every
-// wallCheck, re-reads the wall clock and sets afresh the timer of every
-// job due before the next check: from the wall clock as it reads then,
-// at once for a run whose time has passed. A job due later keeps its
-// timer; a check will come before its time. The check wakes an idle
-// scheduler once a wallCheck, costs O(n) in the jobs, and bounds how late
-// a run can be after a step or a resume to wallCheck plus a tick. It also
-// bounds the drift of a slewed clock to what wallCheck gathers.
+// monotonic clock stands still), leaves that duration as it was. After a
+// forward step the run would come as late as the step. After a backward
+// one it would come early; fire catches that (it re-arms when woken
+// before the run's time). So, while it has jobs, the scheduler holds one
+// more timer, the check. It wakes every wallCheck and re-reads the wall
+// clock. It sets afresh the timer of every job due before the next check,
+// from the wall clock as it reads then: at once for a run whose time has
+// passed. A job due later keeps its timer; a check will come before its
+// time. The check wakes an idle scheduler once a wallCheck and costs O(n)
+// in the jobs. It bounds how late a run can be after a step or a resume
+// to wallCheck plus a tick. It also bounds the drift of a slewed clock to
+// what wallCheck gathers.
 
 // checkLaterLocked sets the check for one period from now, unless it is
 // set, turned off or the scheduler stopped.
@@ -55,8 +56,8 @@ func (s *Scheduler) checkWall() {
 
 // until returns how long a run's timer waits for next, now being now: at
 // least a nanosecond, which the wheel rounds up to its next tick. A next
-// already past, because the clock moved on between the reading next was
-// computed from and now (a period of a few nanoseconds), so runs at the
+// may be already past, because the clock moved on (a few nanoseconds)
+// between the reading next was computed from and now. It so runs at the
 // next tick rather than at once, again and again within one tick.
 func until(next, now time.Time) time.Duration {
 	return max(next.Sub(now), time.Nanosecond)

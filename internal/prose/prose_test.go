@@ -54,6 +54,9 @@ var budgets = []struct {
 	{"clock", false},
 	{"wheelvar", false},
 	{"internal", true},
+	{"cron", false},
+	{"idleconn", false},
+	{"wheelctx", false},
 }
 
 // TestCommentPace holds the packages in budgets to comment sentences
