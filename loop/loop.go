@@ -39,6 +39,42 @@ var ErrStopped = errors.New("loop: stopped")
 // Every method panics on a nil *Loop, naming itself: "loop: Run called
 // on a nil *Loop".
 type Loop struct {
+	// # Locking
+	//
+	// One lock, mu, and one owner, the goroutine running the loop:
+	//   - mu guards posted, holds and handles: what other goroutines hand
+	//     the loop (Post, Ref, Unref) and what Stop must close.
+	//   - Everything else marked "owned" belongs to the loop goroutine:
+	//     the engine q, refs, sleeper, batch and work here, and the timers,
+	//     sockets and listeners. It touches them with no lock.
+	//
+	// The order: mu is a leaf. Nothing is called with it held: no
+	// callback, no method of the clock, no Close, no blocking send. Post
+	// and Unref signal after they unlock, and Stop closes the handles
+	// after. So the clock's own lock (a clock.Virtual's) never nests with
+	// mu, in either order.
+	//
+	// Read without a lock, and why that is safe:
+	//   - once, clock, epoch and tick are set once, by setup under once.
+	//   - stopped is atomic, written under mu by Stop. Post and register
+	//     read it under mu, so nothing is added after Stop took posted
+	//     and handles. The loop goroutine reads it between callbacks:
+	//     a Stop during a callback is seen when that callback returns.
+	//   - running is atomic: enter's compare-and-swap lets one goroutine
+	//     run the loop at a time.
+	//   - waiting is atomic, for owned's misuse check only. It is best
+	//     effort: a call from another goroutine while the loop runs a
+	//     callback is a data race that the race detector reports.
+	//   - wake has capacity 1. A signal sent before the loop blocks in
+	//     wait is kept, so none is lost between wait's look at posted and
+	//     its receive. The sleeper's callback only signals.
+	//   - done is closed once, by Stop under mu; the goroutines of sockets
+	//     and listeners select on it.
+	//   - io counts those goroutines. Only the loop goroutine starts them
+	//     and waits for them (halt), so Go never races Wait.
+	//   - A socket's or listener's goroutine hands over its fields through
+	//     Post and the more channel (see the fields of Socket and
+	//     Listener): Post's lock orders the hand-over.
 	once  sync.Once // sets up the loop: in New, or on the zero Loop's first use
 	clock clock.Clock
 	epoch time.Time     // tick 0
