@@ -11,20 +11,21 @@
 //	cron:report:2026-03-09T13:00:00Z
 //
 // The replica whose SET stores the key runs the run; the others find it
-// there and skip. The key is never deleted: it expires after the TTL,
-// which must outlast the skew between the replicas' clocks (a replica
-// late by the skew still finds it) and the time a replica may be down
-// before it restarts and catches up a missed run (see Scheduler.Restore).
-// The default, a day, outlasts both by far; its cost is one key per run
-// for a day, about 100 bytes of Redis memory each (MEMORY USAGE): a job
-// every 10 seconds holds 8,640 keys, about a megabyte.
+// there and skip. The key is never deleted: it expires after the TTL.
+// The TTL must outlast the skew between the replicas' clocks, so that a
+// replica late by the skew still finds it. It must also outlast the time
+// a replica may be down before it restarts and catches up a missed run
+// (see Scheduler.Restore). The default, a day, outlasts both by far. Its
+// cost is one key per run for a day, about 100 bytes of Redis memory each
+// (MEMORY USAGE). A job every 10 seconds holds 8,640 keys, about a
+// megabyte.
 //
 // # Claims against lock-and-release
 //
 // A lock taken for the run and released when it returns, as gocron's
 // distributed locker does, works only while every replica's timer fires
-// before the fastest replica's run has returned: with a job that takes a
-// millisecond and a replica whose clock is a second behind, the lock is
+// before the fastest replica's run has returned. Take a job that takes a
+// millisecond and a replica whose clock is a second behind. The lock is
 // free again when the late replica asks, and the job runs twice (gocron
 // issue 841). A claim is not released, so the late replica finds it
 // taken however late it is, up to the TTL.
@@ -32,14 +33,13 @@
 // # When Redis fails
 //
 // A claim that fails (Redis down, a timeout) is an error for the
-// scheduler, which counts it, hands it to its claim error handler, and
-// skips the run (cron.AtMostOnce, the default) or runs it anyway
-// (cron.AtLeastOnce, per scheduler or per job); the next run is claimed
-// afresh. A replica that claims a run and then dies loses that run: no
-// other replica runs it, since the claim stands. A Redis that loses keys,
-// restarted without persistence or failed over to a replica that had not
-// received them, forgets the claims of the last moments: a replica late
-// by the skew may then run again a run another has just run.
+// scheduler, whose ClaimPolicy (package cron) decides the run; the next
+// run is claimed afresh. A replica that claims a run and then dies loses
+// that run: no other replica runs it, since the claim stands. A Redis that
+// loses keys forgets the claims of the last moments. (It was restarted
+// without persistence, or failed over to a replica that had not received
+// them.) A replica late by the skew may then run again a run another has
+// just run.
 //
 // The scheduler's claim timeout (cron.WithClaimTimeout) reaches the SET
 // as its context's deadline. go-redis bounds its socket waits by that
@@ -157,9 +157,9 @@ func (c *Claimer) check(fn string) {
 }
 
 // Claim claims the run of job at at with one SET key owner NX PX ttl. It
-// returns true if this call stored the key, false if the key was there,
-// and an error, wrapped with the key, if Redis did not answer, such as one
-// wrapping redis.ErrClosed once the client is closed. A nil ctx is
+// returns true if this call stored the key, false if the key was there.
+// It returns an error, wrapped with the key, if Redis did not answer, such
+// as one wrapping redis.ErrClosed once the client is closed. A nil ctx is
 // context.Background(). Claim panics on a zero or nil Claimer. The cost is
 // one round trip to Redis.
 func (c *Claimer) Claim(ctx context.Context, job string, at time.Time) (bool, error) {

@@ -1,7 +1,7 @@
 // Package idlehttp makes the idle timeout of an [idleconn.Listener] an
-// HTTP keep-alive timeout: an [http.Server] served on the listener closes
-// a connection that waits too long for its next request, and never one
-// whose handler is still working, however long it stays silent.
+// HTTP keep-alive timeout. An [http.Server] served on the listener closes
+// a connection that waits too long for its next request. It never closes
+// one whose handler is still working, however long it stays silent.
 //
 //	ln, err := net.Listen("tcp", ":8080")
 //	...
@@ -12,10 +12,8 @@
 //	srv.Serve(iln)
 //
 // Without KeepAlive, an idleconn.Listener measures silence in both
-// directions, whatever the HTTP state: a handler that neither reads nor
-// writes for longer than the idle timeout (a long computation, a long
-// poll) has its connection closed under it. Some want exactly that; leave
-// KeepAlive out for it.
+// directions, whatever the HTTP state (see "With net/http" in package
+// idleconn). Some want exactly that; leave KeepAlive out for it.
 //
 // It is a package of its own so that package idleconn does not link
 // net/http into programs that serve other protocols.
@@ -29,15 +27,16 @@ import (
 )
 
 // KeepAlive installs a ConnState hook on srv that marks each
-// [idleconn.Conn] it serves busy (see [idleconn.Conn.SetBusy]) from the
-// moment a request starts to be read until its response has been
-// written: the idle timeout then runs only while the connection waits for
-// a request, on a new connection and between keep-alive requests, as
-// http.Server.IdleTimeout does. Clearing the mark counts as activity, so
-// a connection is closed one full idle timeout after its last response.
+// [idleconn.Conn] it serves busy (see [idleconn.Conn.SetBusy]). A
+// connection is busy from the moment a request starts to be read until
+// its response has been written. The idle timeout then runs only while
+// the connection waits for a request, on a new connection and between
+// keep-alive requests, as http.Server.IdleTimeout does. Clearing the mark
+// counts as activity, so a connection is closed one full idle timeout
+// after its last response.
 //
 // The hook finds the idleconn.Conn under wrappers that have a NetConn
-// method, as *tls.Conn has, so it works for HTTPS (srv.ServeTLS on the
+// method, as *tls.Conn has. So it works for HTTPS (srv.ServeTLS on the
 // listener) too, and for HTTP/2, whose connections net/http reports
 // active while a stream is open. Connections that are not idleconn's are
 // left alone. A hijacked connection stays busy: it is the handler's from

@@ -57,6 +57,8 @@ var budgets = []struct {
 	{"cron", false},
 	{"idleconn", false},
 	{"wheelctx", false},
+	{"idleconn/idlehttp", false},
+	{"cron/redisclaim", false},
 }
 
 // TestCommentPace holds the packages in budgets to comment sentences
