@@ -15,13 +15,12 @@
 // [Loop.Run] returns when nothing is left that could make the loop do
 // anything: no referenced timer is active, no referenced socket or
 // listener is open, no posted function is waiting and no [Loop.Ref] is
-// held. As in Node.js, a timer that has been
-// [Timer.Unref]'d still fires while the loop runs for other reasons, but
-// does not by itself keep Run from returning. [Loop.Stop], from any
-// goroutine, ends the loop for good: Run returns [ErrStopped], and Post
-// refuses work with ErrStopped instead of queueing it where nothing will
-// run it; Stop closes the loop's sockets and listeners, and the Run
-// method that returns ErrStopped waits for their goroutines.
+// held. As in Node.js, a timer that has been [Timer.Unref]'d still fires
+// while the loop runs for other reasons, but does not by itself keep Run
+// from returning. [Loop.Stop], from any goroutine, ends the loop for good
+// and closes its sockets and listeners. Run then returns [ErrStopped], and
+// Post refuses work with ErrStopped instead of queueing it where nothing
+// will run it.
 //
 // # Timers
 //
@@ -37,10 +36,11 @@
 // even after a long callback.
 //
 // The loop is a sibling of the scheduler (package timewheel), not built on
-// it: its timers live in a [queue.Wheel], timewheel's single-goroutine
-// engine, owned by the loop goroutine, which needs no lock for them: starting and stopping a timer is O(1) and
-// takes no lock. The loop sleeps with one timer of its [clock.Clock] set
-// for the earliest deadline, so an idle loop never wakes.
+// it. Its timers live in a [queue.Wheel], timewheel's single-goroutine
+// engine, owned by the loop goroutine. Starting and stopping a timer is
+// O(1) and takes no lock. The loop sleeps with one timer of its
+// [clock.Clock] set for the earliest deadline, so an idle loop never
+// wakes.
 //
 // Timer methods are for the loop's own goroutine (callbacks and posted
 // functions) or for setting up before the loop runs; from another
@@ -66,10 +66,10 @@
 //	l.Run()
 //
 // The waiting is Go's: each socket has a goroutine blocked in Read in the
-// runtime's netpoller, which hands the loop one chunk (4 KiB at most) and
-// reads the next only once the loop has delivered it, so a busy loop
-// slows its peers down instead of buffering; and a goroutine writes the
-// queue while it is not empty. [Socket.SetTimeout] is Node's idle
+// runtime's netpoller. It hands the loop one chunk (4 KiB at most) and
+// reads the next only once the loop has delivered it. So a busy loop
+// slows its peers down instead of buffering. A goroutine writes the queue
+// while it is not empty. [Socket.SetTimeout] is Node's idle
 // timeout: one timer per socket in the loop's wheel, refreshed by traffic
 // at the cost of one clock read, never early. [Socket.Poll] is libco's
 // co_poll: one callback, on the loop, saying whether the socket became

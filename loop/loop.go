@@ -167,19 +167,20 @@ func (l *Loop) Post(f func()) error {
 	return nil
 }
 
-// Stop ends the loop for good, from any goroutine: Run returns
-// ErrStopped once the callback in progress, if any, has returned; no
+// Stop ends the loop for good, from any goroutine. Run returns
+// ErrStopped once the callback in progress, if any, has returned. No
 // further callback or posted function runs, functions posted but not yet
 // run are dropped, and Post returns ErrStopped. Stop closes the
 // connection of every open [Socket] and the listener of every open
-// [Listener] of the loop, without running their callbacks, and their
-// goroutines return; the Run method that returns ErrStopped waits for
-// them first (on a loop that is not running, RunNoWait after Stop waits
-// for them and returns). Stop does not wait for Run to return, so it may be called
-// from the loop's own callbacks. Stopping a stopped loop does nothing.
-// (libuv's uv_stop only ends the current uv_run; here Stop is final, so
-// that work posted from other goroutines cannot be lost silently.) The
-// complexity is O(1), plus one Close per open socket and listener.
+// [Listener] of the loop, without running their callbacks. Their
+// goroutines return, and the Run method that returns ErrStopped waits for
+// them first. (On a loop that is not running, RunNoWait after Stop waits
+// for them and returns.) Stop does not wait for Run to return, so it may
+// be called from the loop's own callbacks. Stopping a stopped loop does
+// nothing. (libuv's uv_stop only ends the current uv_run; here Stop is
+// final, so that work posted from other goroutines cannot be lost
+// silently.) The complexity is O(1), plus one Close per open socket and
+// listener.
 func (l *Loop) Stop() {
 	l.init("Stop")
 	l.mu.Lock()
@@ -332,13 +333,14 @@ func (l *Loop) RunNoWait() bool {
 	return l.alive()
 }
 
-// Timeout returns how long RunOnce would wait for the next timer: zero if
-// work is ready (a timer due or a function posted), the time until the
-// earliest timer otherwise, and false if no timer is active (RunOnce would
-// then wait for a Post if the loop is alive). On a stopped loop, which
-// RunOnce does not wait on, it returns zero and true. It is libuv's
-// uv_backend_timeout. Timeout panics if called from another goroutine
-// while the loop waits for work. The complexity is O(1) amortised.
+// Timeout returns how long RunOnce would wait for the next timer. That is
+// zero if work is ready (a timer due or a function posted), else the time
+// until the earliest timer. It returns false if no timer is active
+// (RunOnce would then wait for a Post if the loop is alive). On a stopped
+// loop, which RunOnce does not wait on, it returns zero and true. It is
+// libuv's uv_backend_timeout. Timeout panics if called from another
+// goroutine while the loop waits for work. The complexity is O(1)
+// amortised.
 func (l *Loop) Timeout() (time.Duration, bool) {
 	l.init("Timeout")
 	l.owned("Timeout")

@@ -7,17 +7,17 @@ import (
 )
 
 // Poll waits for the socket to become readable or for d to pass, as
-// libco's co_poll does for a coroutine, and calls f once, on the loop,
-// with which it was: true if a chunk, the peer's end or an error arrived
-// first, false if d passed first. A socket that holds a chunk already
-// (paused), or whose peer has ended, is readable at once: f(true) runs on
-// the next pass. A d of zero or less asks whether the socket is readable
-// now: f runs on the next pass.
+// libco's co_poll does for a coroutine. It then calls f once, on the loop:
+// f(true) if a chunk, the peer's end or an error arrived first, f(false)
+// if d passed first. A socket that holds a chunk already (paused), or
+// whose peer has ended, is readable at once: f(true) runs on the next
+// pass. A d of zero or less asks whether the socket is readable now: f
+// runs on the next pass.
 //
 // When f(true) returns, the chunk, end or error that made the socket
-// readable is delivered as usual (OnData, OnEnd, OnError), unless the
-// socket is paused: then it stays held until Resume, so loop code can
-// wait for input with a timeout and decide, in f, whether to take it. A
+// readable is delivered as usual (OnData, OnEnd, OnError). If the socket
+// is paused, it stays held until Resume instead. So loop code can wait
+// for input with a timeout and decide, in f, whether to take it. A
 // Poll does not count as activity, and is independent of the idle
 // timeout. If the socket closes before either happens, f does not run
 // (OnClose does). The Poll's timer does not keep the loop alive: the

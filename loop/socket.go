@@ -12,12 +12,12 @@ import (
 // ahead of its loop.
 const readSize = 4 << 10
 
-// Socket is a connection on a loop, in the style of Node.js's net.Socket:
-// what is read from it, its end and its errors arrive as callbacks on the
-// loop goroutine, in order; writes are queued by the loop and written by
-// another goroutine, so that the loop never blocks on the network; and an
-// idle timeout ([Socket.SetTimeout]) lives in the loop's own wheel. It is
-// made by [Loop.NewSocket], or handed to a [Listener]'s callback.
+// Socket is a connection on a loop, in the style of Node.js's net.Socket.
+// What is read from it, its end and its errors arrive as callbacks on the
+// loop goroutine, in order. Writes are queued by the loop and written by
+// another goroutine, so that the loop never blocks on the network. An idle
+// timeout ([Socket.SetTimeout]) lives in the loop's own wheel. It is made
+// by [Loop.NewSocket], or handed to a [Listener]'s callback.
 //
 // # Reading, and how far it reads ahead
 //
@@ -80,11 +80,11 @@ const readSize = 4 << 10
 // A Socket is not safe for concurrent use: its methods belong to the loop
 // goroutine, or to setting up before the loop runs, as the methods of a
 // [Timer] do, and panic if called from another goroutine while the loop
-// waits for work. Its callbacks run on the loop goroutine; one that
+// waits for work. Its callbacks run on the loop goroutine. One that
 // panics unwinds through Run, as a timer's callback does, and leaves the
-// socket as if it had returned: run again, the loop delivers what comes
-// next (the next chunk, or the end or error that came with the chunk,
-// and the chunk a Poll's panicking callback was told of). The zero Socket
+// socket as if it had returned. Run again, the loop delivers what comes
+// next: the next chunk, or the end or error that came with the chunk, and
+// the chunk a Poll's panicking callback was told of. The zero Socket
 // has no connection and no loop: each of its methods, and each method of
 // a nil *Socket, panics naming the method. A Socket must not be copied:
 // the methods of a copy panic.

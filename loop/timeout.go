@@ -18,10 +18,10 @@ import (
 // The timeout never runs early: it runs at the first tick of the loop at
 // or after the last activity plus d. A refresh costs no lock, no
 // allocation and no timer operation: activity records the time (one read
-// of the loop's clock), and the socket's one timer in the loop's wheel,
-// set for d ahead, compares the clock with the last activity when it
-// fires and re-arms itself for the time that remains if there was any,
-// as package idleconn does. The downside of this choice is that a busy
+// of the loop's clock). The socket's one timer in the loop's wheel is set
+// for d ahead. When it fires it compares the clock with the last activity,
+// and re-arms itself for the time that remains if there was any, as
+// package idleconn does. The downside of this choice is that a busy
 // socket costs one timer firing per d. The timer does not keep the loop
 // alive: the socket does, unless it is unreferenced.
 //

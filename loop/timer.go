@@ -114,11 +114,11 @@ func (t *Timer) misuse(method string) {
 
 // Start starts the timer, as uv_timer_start: its callback runs timeout
 // from now (zero or negative: on the next pass) and then, if repeat is
-// positive, every repeat. Unlike libuv, whose repeats start from the time
-// each run was due to run, the runs keep to the exact grid of the repeat
-// from the start, each point rounded up to the loop's tick, so a repeat
-// that is not a whole number of ticks keeps its rate; a pass that comes
-// late runs the timer once and goes on at the next grid point. A timer
+// positive, every repeat. The runs keep to the exact grid of the repeat
+// from the start, each point rounded up to the loop's tick. (libuv's
+// repeats start from the time each run was due to run.) So a repeat that
+// is not a whole number of ticks keeps its rate. A pass that comes late
+// runs the timer once and goes on at the next grid point. A timer
 // already active is restarted. Timers due at the same tick run in the
 // order they were started. Deadlines beyond the end of time saturate
 // there. On a stopped loop, which runs no callback again, Start does
