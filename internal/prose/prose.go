@@ -93,7 +93,7 @@ func group(fset *token.FileSet, g *ast.CommentGroup) []Sentence {
 		line := strings.TrimPrefix(text, " ")
 		switch {
 		case strings.HasPrefix(text, "go:") || strings.HasPrefix(text, "line "),
-			strings.HasPrefix(line, "\t") || strings.HasPrefix(line, " "), // code or a list's continuation, indented
+			strings.HasPrefix(line, "\t"), // code, as gofmt indents it
 			strings.HasPrefix(line, "|"):
 			flush()
 			continue
@@ -101,9 +101,14 @@ func group(fset *token.FileSet, g *ast.CommentGroup) []Sentence {
 			flush() // a paragraph ends a sentence
 			continue
 		}
-		if strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "# ") {
+		// A list item (gofmt indents "  - " and "  1. ") starts a
+		// sentence; its indented continuation lines go on with it.
+		item := strings.TrimLeft(line, " ")
+		if marker, rest, ok := strings.Cut(item, " "); ok && (marker == "-" || marker == "#" || isNumbered(marker)) {
 			flush()
-			line = line[2:]
+			line = rest
+		} else {
+			line = item
 		}
 		for _, w := range strings.Fields(line) {
 			if len(words) == 0 {
@@ -117,6 +122,19 @@ func group(fset *token.FileSet, g *ast.CommentGroup) []Sentence {
 	}
 	flush()
 	return out
+}
+
+// isNumbered reports whether marker numbers a list item: "1." or "2)".
+func isNumbered(marker string) bool {
+	if len(marker) < 2 || (marker[len(marker)-1] != '.' && marker[len(marker)-1] != ')') {
+		return false
+	}
+	for _, r := range marker[:len(marker)-1] {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ends reports whether word ends a sentence: a full stop, a question or

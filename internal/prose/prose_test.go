@@ -22,7 +22,7 @@ func TestEnds(t *testing.T) {
 
 func TestGroupSplitsSentences(t *testing.T) {
 	dir := t.TempDir()
-	src := "package p\n\n// One two three. Four five,\n// six seven? Eight.\n//\n//\tcode that is not counted at all here\n//\n// Nine e.g. ten.\nfunc F() {}\n"
+	src := "package p\n\n// One two three. Four five,\n// six seven? Eight.\n//\n//\tcode that is not counted at all here\n//\n// Nine e.g. ten.\n//   - an item of\n//     five words\n//   - two words\nfunc F() {}\n"
 	path := filepath.Join(dir, "p.go")
 	if err := writeFile(path, src); err != nil {
 		t.Fatal(err)
@@ -35,8 +35,8 @@ func TestGroupSplitsSentences(t *testing.T) {
 	for _, x := range s {
 		got = append(got, x.Words)
 	}
-	if fmt.Sprint(got) != "[3 4 1 3]" {
-		t.Fatalf("sentence lengths %v, want [3 4 1 3]", got)
+	if fmt.Sprint(got) != "[3 4 1 3 5 2]" {
+		t.Fatalf("sentence lengths %v, want [3 4 1 3 5 2]", got)
 	}
 }
 
