@@ -206,7 +206,7 @@ func (v *Virtual) Advance(d time.Duration) int {
 		panic(fmt.Sprintf("clock: Virtual.Advance called with negative duration %v", d))
 	}
 	v.lock("Advance")
-	return v.advanceLocked("Advance", v.now.Add(d))
+	return v.advanceUnlock("Advance", v.now.Add(d))
 }
 
 // AdvanceTo moves the clock forward until Now reads t, as Advance does,
@@ -227,7 +227,7 @@ func (v *Virtual) AdvanceTo(t time.Time) int {
 		v.mu.Unlock()
 		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
 	}
-	return v.advanceLocked("AdvanceTo", t.Add(-v.off))
+	return v.advanceUnlock("AdvanceTo", t.Add(-v.off))
 }
 
 // AdvanceNext moves the clock to the earliest pending deadline and runs
@@ -242,14 +242,14 @@ func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	}
 	when := v.timers[0].when
 	d := max(when.Sub(v.now), 0)
-	v.advanceLocked("AdvanceNext", when)
+	v.advanceUnlock("AdvanceNext", when)
 	return d, true
 }
 
-// advanceLocked runs the callbacks due by t, a monotonic instant, with
-// v.mu held on entry and released on return, and moves the clock to t
+// advanceUnlock runs the callbacks due by t, a monotonic instant. It is
+// called with v.mu held and unlocks it before it returns, as its name says, and moves the clock to t
 // unless a callback moved it further. method names the caller in panics.
-func (v *Virtual) advanceLocked(method string, t time.Time) int {
+func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 	seq0 := v.seq // timers started or reset from here on are this advance's
 	var at time.Time
 	rearmed := 0 // this advance's timers due at once run in a row at at
