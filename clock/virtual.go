@@ -246,9 +246,10 @@ func (v *Virtual) AdvanceNext() (time.Duration, bool) {
 	return d, true
 }
 
-// advanceUnlock runs the callbacks due by t, a monotonic instant. It is
-// called with v.mu held and unlocks it before it returns, as its name says, and moves the clock to t
-// unless a callback moved it further. method names the caller in panics.
+// advanceUnlock runs the callbacks due by t, a monotonic instant, and
+// moves the clock to t unless a callback moved it further. It is called
+// with v.mu held and unlocks it before it returns. method names the
+// caller in panics.
 func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 	seq0 := v.seq // timers started or reset from here on are this advance's
 	var at time.Time
