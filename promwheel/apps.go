@@ -67,6 +67,9 @@ func NewExpiryCollector(name string, m ExpiryStatser) prometheus.Collector {
 //	timewheel_cron_late_runs_total      counter
 //	timewheel_cron_claims_lost_total    counter
 //	timewheel_cron_claim_errors_total   counter
+//	timewheel_cron_errors_total         counter
+//	timewheel_cron_missed_runs_total    counter
+//	timewheel_cron_limited_runs_total   counter
 //
 // It panics if s is nil, at once rather than at the first scrape.
 func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
@@ -90,6 +93,12 @@ func NewCronCollector(name string, s *cron.Scheduler) prometheus.Collector {
 		func(s *cron.SchedulerStats) float64 { return float64(s.ClaimsLost) })
 	t.counter("timewheel_cron_claim_errors_total", "Claims that failed or timed out (with a Claimer); the ClaimPolicy decided whether the run went ahead.",
 		func(s *cron.SchedulerStats) float64 { return float64(s.ClaimErrors) })
+	t.counter("timewheel_cron_errors_total", "Runs that returned an error (jobs made with Returning).",
+		func(s *cron.SchedulerStats) float64 { return float64(s.Errors) })
+	t.counter("timewheel_cron_missed_runs_total", "Missed runs the OnMissed policy dropped, after a stall, a clock step or a Restore.",
+		func(s *cron.SchedulerStats) float64 { return float64(s.Missed) })
+	t.counter("timewheel_cron_limited_runs_total", "Runs dropped by the scheduler's concurrency limit (LimitSkip).",
+		func(s *cron.SchedulerStats) float64 { return float64(s.Limited) })
 	return &collector[cron.SchedulerStats]{stats: s.Stats, metrics: t.metrics}
 }
 

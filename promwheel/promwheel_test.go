@@ -195,6 +195,9 @@ func TestAppCollectors(t *testing.T) {
 		cron.WithClaimErrorHandler(func(string, time.Time, error) {}))
 	defer failing.Stop(context.Background())
 	failing.Add("tick", "@every 1m", func(context.Context, time.Time) {})
+	erring := cron.New(cron.WithWheel(w), cron.WithInline())
+	defer erring.Stop(context.Background())
+	erring.Add("err", "@every 1m", cron.Returning(func(context.Context, time.Time) error { return errors.New("no") }))
 	clk.Advance(2 * time.Minute) // 2 runs, and a third as the idle timeout below passes
 
 	nl, err := net.Listen("tcp", "127.0.0.1:0")
@@ -226,6 +229,7 @@ func TestAppCollectors(t *testing.T) {
 		promwheel.NewCronCollector("jobs", s),
 		promwheel.NewCronCollector("lost", lost),
 		promwheel.NewCronCollector("failing", failing),
+		promwheel.NewCronCollector("erring", erring),
 		promwheel.NewListenerCollector("http", l),
 	)
 	fams := scrape(t, reg)
@@ -250,6 +254,10 @@ func TestAppCollectors(t *testing.T) {
 		{"timewheel_cron_runs_total", []string{"scheduler", "lost"}, 0},
 		{"timewheel_cron_claim_errors_total", []string{"scheduler", "failing"}, 3},
 		{"timewheel_cron_runs_total", []string{"scheduler", "failing"}, 0},
+		{"timewheel_cron_errors_total", []string{"scheduler", "erring"}, 3},
+		{"timewheel_cron_errors_total", []string{"scheduler", "jobs"}, 0},
+		{"timewheel_cron_missed_runs_total", []string{"scheduler", "erring"}, 0},
+		{"timewheel_cron_limited_runs_total", []string{"scheduler", "erring"}, 0},
 		{"timewheel_idleconn_accepted_total", []string{"listener", "http"}, 1},
 		{"timewheel_idleconn_open_connections", []string{"listener", "http"}, 0},
 		{"timewheel_idleconn_closed_total", []string{"listener", "http", "reason", "idle"}, 1},
