@@ -226,3 +226,106 @@ func ExampleMap_SetTTL() {
 	fmt.Println(token, config)
 	// Output: false true
 }
+
+// A rate limiter: each client may make 3 requests in a fixed one-minute
+// window that starts with its first request. Compute counts atomically,
+// and Update keeps the window's deadline, so the count resets when the
+// window ends however often the client calls.
+func ExampleMap_Compute() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	requests := expiry.New[string, int](expiry.WithWheel(w))
+	defer requests.Close()
+
+	allow := func(client string) bool {
+		allowed := false // f runs once per call
+		requests.Compute(client, time.Minute, func(n int, found bool) (int, expiry.ComputeOp) {
+			if n >= 3 {
+				return n, expiry.Keep // over the limit: nothing changes
+			}
+			allowed = true
+			return n + 1, expiry.Update // a new client gets a minute; a known one keeps its window
+		})
+		return allowed
+	}
+	for range 4 {
+		fmt.Print(allow("ann"), " ")
+		clk.Advance(10 * time.Second)
+	}
+	clk.Advance(30 * time.Second) // 09:01:10: the window that began at 09:00 has ended
+	fmt.Println(allow("ann"))
+	// Output: true true true false true
+}
+
+// GetOrSet returns the value already stored, or stores the one given:
+// of two callers racing, both get the first one's value.
+func ExampleMap_GetOrSet() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	v, loaded, _ := m.GetOrSet("leader", "node-a", time.Minute)
+	fmt.Println(v, loaded)
+	v, loaded, _ = m.GetOrSet("leader", "node-b", time.Minute)
+	fmt.Println(v, loaded)
+	// Output:
+	// node-a false
+	// node-a true
+}
+
+func ExampleMap_SetIfAbsent() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	first, _ := m.SetIfAbsent("lock:report", "worker-1", 30*time.Second)
+	second, _ := m.SetIfAbsent("lock:report", "worker-2", 30*time.Second)
+	fmt.Println(first, second)
+	// Output: true false
+}
+
+// GetAndDelete takes a one-time code: only one of any number of callers
+// gets it.
+func ExampleMap_GetAndDelete() {
+	m := expiry.New[string, int]()
+	defer m.Close()
+	m.Set("otp:ann", 493817, 5*time.Minute)
+	code, ok := m.GetAndDelete("otp:ann")
+	fmt.Println(code, ok)
+	code, ok = m.GetAndDelete("otp:ann")
+	fmt.Println(code, ok)
+	// Output:
+	// 493817 true
+	// 0 false
+}
+
+// Update changes a value and keeps its deadline: the session still ends
+// an hour after it started.
+func ExampleMap_Update() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, string](expiry.WithWheel(w))
+	defer m.Close()
+
+	m.Set("s1", "ann, cart empty", time.Hour)
+	clk.Advance(20 * time.Minute)
+	fmt.Println(m.Update("s1", "ann, 2 items"), m.Update("s2", "bob"))
+	v, _ := m.Get("s1")
+	ttl, _ := m.TTL("s1")
+	fmt.Println(v, ttl)
+	// Output:
+	// true false
+	// ann, 2 items 40m0s
+}
+
+// CompareAndSwap changes a value only if it is still the one read.
+func ExampleMap_CompareAndSwap() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	m.Set("job:7", "queued", time.Hour)
+	fmt.Println(m.CompareAndSwap("job:7", "queued", "running"))
+	fmt.Println(m.CompareAndSwap("job:7", "queued", "running")) // another worker took it
+	fmt.Println(m.CompareAndDelete("job:7", "running"))
+	// Output:
+	// true
+	// false
+	// true
+}

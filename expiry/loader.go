@@ -150,7 +150,7 @@ func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Dur
 	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
 		v = e.val
 	} else {
-		s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	}
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()

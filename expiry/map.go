@@ -197,6 +197,15 @@ func (m *Map[K, V]) checkKey(op string, k K) {
 	}
 }
 
+// checkNewKey is checkKey for a method other than Set that may store k.
+func (m *Map[K, V]) checkNewKey(op string, k K) {
+	if m.keys != plainKeys {
+		if p := keyProblem(k, m.keys, true); p != "" {
+			panic(fmt.Sprintf("expiry: %s called with a %s", op, p))
+		}
+	}
+}
+
 // keyKind is what a key of a type K may be that a Go map cannot handle.
 type keyKind uint8
 
@@ -277,7 +286,7 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+	s.setLocked(s.items.find(k, h), k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()
 	m.deliver(kick)
@@ -480,22 +489,7 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 func (m *Map[K, V]) Delete(k K) bool {
 	m.init()
 	m.checkKey("Delete", k)
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	live := false
-	if e != nil {
-		live = e.freeze() > now
-		why := Deleted
-		if !live {
-			why = Expired
-		}
-		s.removeLocked(e, h, why)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
+	_, live := m.delete(k)
 	return live
 }
 

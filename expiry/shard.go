@@ -75,8 +75,8 @@ func (m *Map[K, V]) unlockAll() {
 	}
 }
 
-// setLocked stores v under k with the given deadline.
-// h is k's hash.
+// setLocked stores v under k with the given deadline. h is k's hash,
+// and e what s.items.find(k, h) returned: k's entry, or nil.
 //
 // Gets read an entry's value without the lock (see valMode): a value
 // that fits one atomic store is stored in place, between a deadline of
@@ -84,8 +84,7 @@ func (m *Map[K, V]) unlockAll() {
 // entry's; any other value, and any Set of an earlier deadline, goes in a
 // new entry, which takes the old one's place in the index and in its
 // bucket (see replaceLocked).
-func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
-	e := s.items.find(k, h)
+func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	if e != nil {
 		switch d := e.freeze(); {
 		case d <= now:
@@ -135,6 +134,22 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
 	s.items.replace(e, ne, h)
+}
+
+// updateLocked stores v in e, frozen at deadline d (live at now), whose
+// key's hash is h, keeping d and e's ttl, and queues the old value's
+// callback, Replaced. A value stored in place keeps the deadline it was
+// read with (see readVal: a Get pairs either value with d, which both
+// belong to); any other goes in a new entry (see replaceLocked).
+func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
+	old := e.val
+	if s.m.vals != valCopy {
+		s.m.storeValLocked(e, v)
+		e.deadline.Store(d)
+	} else {
+		s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
+	}
+	s.queueLocked(e.key, old, Replaced)
 }
 
 // newEntry returns an entry of k and v, not yet in the index or a

@@ -184,7 +184,7 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 			}
 			deadline = ticks.Add(now, int64(left))
 		}
-		s.setLocked(rec.Key, h, rec.Value, time.Duration(rec.TTL), deadline, now)
+		s.setLocked(s.items.find(rec.Key, h), rec.Key, h, rec.Value, time.Duration(rec.TTL), deadline, now)
 		kick = s.takeQueuedLocked() || kick
 	}
 	m.unlockAll()
