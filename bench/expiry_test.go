@@ -429,3 +429,94 @@ func BenchmarkReadFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExpiringMapAtomic runs the atomic read-modify-writes of one key
+// from b.RunParallel goroutines (run it with -cpu 1,2) on a preloaded map
+// of n entries, timewheel's expiry.Map against otter v2 in the same
+// function: op=Compute adds one to the key's value (expiry's Compute
+// with Write, which renews the deadline as a Set does; otter's Compute
+// with WriteOp, which its ExpiryWriting renews); op=GetOrSet asks for a
+// key that is there (expiry's GetOrSet; otter's SetIfAbsent); op=Set is
+// the plain Set beside them, the target GetOrSet is held to.
+func BenchmarkExpiringMapAtomic(b *testing.B) {
+	type atomicMap struct {
+		compute  func(k string) int
+		getOrSet func(k string, v int) int
+		set      func(k string, v int)
+		close    func()
+	}
+	makers := []struct {
+		name string
+		make func() atomicMap
+	}{
+		{"timewheel", func() atomicMap {
+			w := timewheel.New()
+			m := expiry.New[string, int](expiry.WithWheel(w))
+			add := func(v int, _ bool) (int, expiry.ComputeOp) { return v + 1, expiry.Write }
+			return atomicMap{
+				compute: func(k string) int {
+					v, _, _ := m.Compute(k, ttl, add)
+					return v
+				},
+				getOrSet: func(k string, v int) int {
+					v, _, _ = m.GetOrSet(k, v, ttl)
+					return v
+				},
+				set:   func(k string, v int) { m.Set(k, v, ttl) },
+				close: func() { m.Close(); w.Close() },
+			}
+		}},
+		{"otter", func() atomicMap {
+			c := otter.Must(&otter.Options[string, int]{ExpiryCalculator: otter.ExpiryWriting[string, int](ttl)})
+			add := func(v int, _ bool) (int, otter.ComputeOp) { return v + 1, otter.WriteOp }
+			return atomicMap{
+				compute: func(k string) int {
+					v, _ := c.Compute(k, add)
+					return v
+				},
+				getOrSet: func(k string, v int) int {
+					v, _ = c.SetIfAbsent(k, v)
+					return v
+				},
+				set:   func(k string, v int) { c.Set(k, v) },
+				close: func() { c.StopAllGoroutines() },
+			}
+		}},
+	}
+	aops := []struct {
+		name   string
+		stride int
+		do     func(m atomicMap, k string, i int) int
+	}{
+		{"Compute", 7919, func(m atomicMap, k string, _ int) int { return m.compute(k) }},
+		{"GetOrSet", 104729, func(m atomicMap, k string, i int) int { return m.getOrSet(k, i) }},
+		{"Set", 1299709, func(m atomicMap, k string, i int) int { m.set(k, i); return 0 }},
+	}
+	for _, n := range []int{1e3, 1e6} {
+		ks := keys(n)
+		for _, im := range makers {
+			b.Run(fmt.Sprintf("n=%d/impl=%s", n, im.name), func(b *testing.B) {
+				m := im.make()
+				defer m.close()
+				for i, k := range ks {
+					m.set(k, i)
+				}
+				for _, op := range aops {
+					b.Run("op="+op.name, func(b *testing.B) {
+						b.ReportAllocs()
+						var next atomic.Int64
+						b.RunParallel(func(pb *testing.PB) {
+							i := int(next.Add(1)) * 1_000_003
+							sum := 0
+							for pb.Next() {
+								sum += op.do(m, ks[scatter(i, n, op.stride)], i)
+								i++
+							}
+							sinkInt.Add(int64(sum))
+						})
+					})
+				}
+			})
+		}
+	}
+}
