@@ -93,6 +93,12 @@
 // and reported ([WithPanicHandler]); delivery goes on with the next one.
 // [Map.Flush] waits for the callbacks queued so far.
 //
+// [WithOnInsert] and [WithOnUpdate] set callbacks told of every key the
+// map gains and every live value replaced (with the old value and the
+// new), by any method. They are delivered as eviction callbacks are, in
+// one queue with them, so a key's callbacks come in the order of its
+// changes; a map without them pays one predictable branch per write.
+//
 // A callback may use the map, and any other: Get, Set, Delete, Snapshot,
 // Restore. It may Close a map too, which then closes without waiting for
 // callbacks, since it could wait for itself; but it must not Flush one,

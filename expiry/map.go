@@ -76,6 +76,8 @@ type Map[K comparable, V any] struct {
 	gran         int64     // bucket span, ns
 	capacity     int       // 0: no bound
 	onEvict      func(K, V, Reason)
+	onInsert     func(K, V)
+	onUpdate     func(K, V, V)
 	inline       bool
 	sliding      bool    // Get renews
 	vals         valMode // how a Set stores a value that Gets read without the lock
@@ -146,6 +148,20 @@ func (m *Map[K, V]) configure(cfg config) {
 			panic(fmt.Sprintf("expiry: New: WithOnEvict callback is %T, want %T", cfg.onEvict, f))
 		}
 		m.onEvict = f
+	}
+	if cfg.onInsert != nil {
+		f, ok := cfg.onInsert.(func(K, V))
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithOnInsert callback is %T, want %T", cfg.onInsert, f))
+		}
+		m.onInsert = f
+	}
+	if cfg.onUpdate != nil {
+		f, ok := cfg.onUpdate.(func(K, V, V))
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithOnUpdate callback is %T, want %T", cfg.onUpdate, f))
+		}
+		m.onUpdate = f
 	}
 	m.logger = cfg.logger
 	if m.panicHandler == nil {

@@ -17,6 +17,8 @@ type config struct {
 	granularity  time.Duration
 	capacity     int
 	onEvict      any // func(K, V, Reason); checked by New
+	onInsert     any // func(K, V); checked by New
+	onUpdate     any // func(K, V, V); checked by New
 	inline       bool
 	sliding      bool
 	panicHandler func(any)
@@ -72,6 +74,35 @@ func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
 		panic("expiry: WithOnEvict: nil callback")
 	}
 	return func(c *config) { c.onEvict = f }
+}
+
+// WithOnInsert sets the callback told of every key the map gains, with
+// its value: a key without a live entry that Set, Compute, GetOrSet,
+// SetIfAbsent, GetOrLoad or Restore gives one. Its K and V must be those
+// of the Map, or New panics. It runs as eviction callbacks do (outside
+// the map's lock, one at a time, with them, in the order of the changes:
+// the Expired callback of a key's old entry comes before the insert of
+// its new one), and is counted in Stats.Backlog; see the package
+// documentation. A map without it pays one predictable branch per new
+// key. WithOnInsert panics if f is nil.
+func WithOnInsert[K comparable, V any](f func(k K, v V)) Option {
+	if f == nil {
+		panic("expiry: WithOnInsert: nil callback")
+	}
+	return func(c *config) { c.onInsert = f }
+}
+
+// WithOnUpdate sets the callback told of every value that replaces a
+// live one, with the old value and the new: by Set, Update, Compute,
+// CompareAndSwap, a loader or Restore. The eviction callback, if any, is
+// told of the old value too, with Reason Replaced, just before. Its K
+// and V must be those of the Map, or New panics. It runs as WithOnInsert's
+// callback does. WithOnUpdate panics if f is nil.
+func WithOnUpdate[K comparable, V any](f func(k K, old, new V)) Option {
+	if f == nil {
+		panic("expiry: WithOnUpdate: nil callback")
+	}
+	return func(c *config) { c.onUpdate = f }
 }
 
 // WithInlineCallbacks makes eviction callbacks run on the goroutine that

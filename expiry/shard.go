@@ -96,11 +96,11 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 				e.ttl.Store(int64(ttl)) // an atomic store is an exchange: skip it when it can
 			}
 			s.moveLocked(e, deadline, now) // unfreezes e
-			s.queueLocked(k, old, Replaced)
+			s.queueReplacedLocked(k, old, v)
 			return
 		default:
 			s.replaceLocked(e, h, v, ttl, deadline, now)
-			s.queueLocked(k, e.val, Replaced)
+			s.queueReplacedLocked(k, e.val, v)
 			return
 		}
 	}
@@ -113,6 +113,9 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
+	if s.m.onInsert != nil {
+		s.queueChangeLocked(inserted, k, v, v)
+	}
 }
 
 // replaceLocked gives e, frozen, whose key's hash is h, a successor: a new
@@ -149,7 +152,16 @@ func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) 
 	} else {
 		s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
 	}
-	s.queueLocked(e.key, old, Replaced)
+	s.queueReplacedLocked(e.key, old, v)
+}
+
+// queueReplacedLocked queues the callbacks of old's replacement by v
+// under k: Replaced for old, and the update's.
+func (s *shard[K, V]) queueReplacedLocked(k K, old, v V) {
+	s.queueLocked(k, old, Replaced)
+	if s.m.onUpdate != nil {
+		s.queueChangeLocked(updated, k, old, v)
+	}
 }
 
 // newEntry returns an entry of k and v, not yet in the index or a

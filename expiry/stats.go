@@ -21,8 +21,8 @@ type Stats struct {
 	// growing means the map is too small for its load: entries leave
 	// before their time.
 	Expired, Deleted, Replaced, Capacity uint64
-	// Backlog is the number of eviction callbacks queued and not yet
-	// started. It stays near zero unless callbacks are slower than
+	// Backlog is the number of callbacks (of eviction, and of
+	// WithOnInsert and WithOnUpdate) queued and not yet started. It stays near zero unless callbacks are slower than
 	// evictions; one that keeps growing holds every evicted value in
 	// memory until its callback runs.
 	Backlog int
