@@ -329,3 +329,38 @@ func ExampleMap_CompareAndSwap() {
 	// false
 	// true
 }
+
+// Refresh ahead of expiry: a value read after half its ttl is reloaded in
+// the background, and Gets keep returning the old one until the new one
+// is stored. The reload runs on a goroutine of the map's: here the
+// example waits for it with an update callback.
+func ExampleWithRefresh() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	version := 1
+	reloaded := make(chan string, 1)
+	prices := expiry.New[string, string](
+		expiry.WithWheel(w),
+		expiry.WithRefresh(30*time.Second, func(ctx context.Context, sku string) (string, time.Duration, error) {
+			version++
+			return fmt.Sprintf("%s v%d", sku, version), time.Minute, nil
+		}),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnUpdate(func(sku, old, v string) { reloaded <- v }),
+	)
+	defer prices.Close()
+
+	prices.Set("apple", "apple v1", time.Minute)
+	clk.Advance(40 * time.Second)
+	v, _ := prices.Get("apple") // due for a reload: returns at once, reloads behind
+	fmt.Println(v)
+	fmt.Println(<-reloaded)
+	v, _ = prices.Get("apple")
+	ttl, _ := prices.TTL("apple")
+	fmt.Println(v, ttl)
+	// Output:
+	// apple v1
+	// apple v2
+	// apple v2 1m0s
+}

@@ -78,6 +78,7 @@ type Map[K comparable, V any] struct {
 	onEvict      func(K, V, Reason)
 	onInsert     func(K, V)
 	onUpdate     func(K, V, V)
+	refresh      *refresher[K, V] // nil without WithRefresh
 	inline       bool
 	sliding      bool    // Get renews
 	vals         valMode // how a Set stores a value that Gets read without the lock
@@ -164,6 +165,11 @@ func (m *Map[K, V]) configure(cfg config) {
 		m.onUpdate = f
 	}
 	m.logger = cfg.logger
+	if cfg.refreshLoad != nil {
+		m.refresh = newRefresher[K, V](cfg)
+	} else if cfg.refreshErr != nil {
+		panic("expiry: New: WithRefreshErrorHandler without WithRefresh")
+	}
 	if m.panicHandler == nil {
 		m.panicHandler = m.logPanic
 	}
@@ -343,6 +349,9 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 			}
 			if !m.sliding || m.slide(e, d, now) {
 				m.hits.AddPinned()
+				if m.refresh != nil {
+					m.checkRefresh(s, e, now)
+				}
 				return v, true
 			}
 		}
@@ -359,6 +368,9 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 			}
 			s.mu.RUnlock()
 			m.hits.AddPinned()
+			if m.refresh != nil {
+				m.checkRefresh(s, e, now)
+			}
 			return v, true
 		}
 	}
@@ -589,6 +601,9 @@ func (m *Map[K, V]) Close() error {
 		s.mu.Lock()
 		s.closeLocked()
 		s.mu.Unlock()
+	}
+	if m.refresh != nil {
+		m.refresh.close()
 	}
 	m.evMu.Lock()
 	defer m.evMu.Unlock()

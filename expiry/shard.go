@@ -96,10 +96,16 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 				e.ttl.Store(int64(ttl)) // an atomic store is an exchange: skip it when it can
 			}
 			s.moveLocked(e, deadline, now) // unfreezes e
+			if s.m.refresh != nil {
+				s.m.refresh.wroteLocked(e, now)
+			}
 			s.queueReplacedLocked(k, old, v)
 			return
 		default:
-			s.replaceLocked(e, h, v, ttl, deadline, now)
+			ne := s.replaceLocked(e, h, v, ttl, deadline, now)
+			if s.m.refresh != nil {
+				s.m.refresh.wroteLocked(ne, now)
+			}
 			s.queueReplacedLocked(k, e.val, v)
 			return
 		}
@@ -113,6 +119,9 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
+	if s.m.refresh != nil {
+		s.m.refresh.wroteLocked(ne, now)
+	}
 	if s.m.onInsert != nil {
 		s.queueChangeLocked(inserted, k, v, v)
 	}
@@ -122,7 +131,7 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // entry of v, ttl and deadline, which takes e's place in its bucket, is
 // filed by its deadline, and only then takes e's place in the index. e
 // stays frozen, so that a reader who found it takes the lock and finds
-// the new entry.
+// the new entry. It returns the new entry.
 //
 // An entry's deadline only moves later while it is in the index, but
 // for the moments it is frozen: a value stored in place, or a deadline
@@ -132,11 +141,15 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // earlier value (as a Set of a shorter ttl then a Set of a longer one
 // can make it). So a Set whose deadline is earlier than the entry's, and
 // a SetTTL or Touch that moves one earlier, replace the entry instead.
-func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) {
+func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
 	s.items.replace(e, ne, h)
+	if s.m.refresh != nil {
+		s.m.refresh.movedLocked(e, ne) // the caller that writes a new value says so
+	}
+	return ne
 }
 
 // updateLocked stores v in e, frozen at deadline d (live at now), whose
@@ -150,7 +163,10 @@ func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) 
 		s.m.storeValLocked(e, v)
 		e.deadline.Store(d)
 	} else {
-		s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
+		e = s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
+	}
+	if s.m.refresh != nil {
+		s.m.refresh.wroteLocked(e, now)
 	}
 	s.queueReplacedLocked(e.key, old, v)
 }
@@ -198,6 +214,9 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
+	if s.m.refresh != nil {
+		s.m.refresh.states.Delete(e)
+	}
 	s.queueLocked(e.key, e.val, why)
 }
 

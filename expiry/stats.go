@@ -26,6 +26,9 @@ type Stats struct {
 	// evictions; one that keeps growing holds every evicted value in
 	// memory until its callback runs.
 	Backlog int
+	// Refreshes counts the reloads of [WithRefresh] that stored a new
+	// value; RefreshFailures those that failed and kept the old one.
+	Refreshes, RefreshFailures uint64
 }
 
 // Stats returns what the map holds and has done. It reads each shard in
@@ -47,5 +50,8 @@ func (m *Map[K, V]) Stats() Stats {
 	}
 	st.Hits, st.Misses = m.hits.Load(), m.misses.Load()
 	st.Backlog = int(m.backlog.Load())
+	if r := m.refresh; r != nil {
+		st.Refreshes, st.RefreshFailures = r.done.Load(), r.failed.Load()
+	}
 	return st
 }
