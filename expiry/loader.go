@@ -16,9 +16,10 @@ type Loader[K comparable, V any] func(ctx context.Context, k K) (v V, ttl time.D
 // call is one run of a Loader, which the callers that ask for its key
 // while it runs wait for.
 type call[V any] struct {
-	done chan struct{} // closed when val and err are set
-	val  V
-	err  error
+	done   chan struct{} // closed when val and err are set
+	val    V
+	err    error
+	joined bool // guarded by the shard's mu; a GetOrLoad waits for it
 }
 
 // loading is the chain of calls a context runs the loaders of, so that a
@@ -86,6 +87,7 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 		return zero, ErrClosed
 	}
 	if c := s.loads[k]; c != nil {
+		c.joined = true
 		s.mu.Unlock()
 		for l, _ := ctx.Value(loadingKey{}).(*loading); l != nil; l = l.next {
 			if l.c == any(c) {

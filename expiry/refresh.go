@@ -115,50 +115,79 @@ func (m *Map[K, V]) checkRefresh(s *shard[K, V], e *entry[K, V], now int64) {
 // value, unless k was written (or left) meanwhile; an error, a ttl that
 // is not positive or a panic of the loader keeps the old value and is
 // counted and handed to the error handler.
+//
+// The reload is k's load while it runs (in s.loads), so that a GetOrLoad
+// that misses k meanwhile, the old value having expired before the new
+// one came, waits for it instead of calling a loader too; the reload
+// then stores its value even though the entry it started from is gone,
+// as that GetOrLoad's own load would have. If a GetOrLoad is loading k
+// already, the reload leaves it to that load.
 func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 	r := m.refresh
 	defer func() {
 		<-r.slots
 		r.wg.Done()
 	}()
-	v, ttl, err := r.callLoad(k)
+	c := &call[V]{done: make(chan struct{})}
+	s.mu.Lock()
+	if s.loads[k] != nil || s.closed {
+		s.mu.Unlock()
+		st.busy.Store(false)
+		return
+	}
+	if s.loads == nil {
+		s.loads = make(map[K]*call[V])
+	}
+	s.loads[k] = c
+	s.mu.Unlock()
+	v, ttl, err := r.callLoad(context.WithValue(r.ctx, loadingKey{}, &loading{c, nil}), k)
 	if err == nil && ttl <= 0 {
 		err = fmt.Errorf("%w %v from the loader of key %v", ErrTTL, ttl, k)
 	}
 	if err == nil {
-		err = m.w.Err()
+		if werr := m.w.Err(); werr != nil {
+			err = fmt.Errorf("%w: %w", ErrClosed, werr)
+		}
 	}
 	if err != nil {
 		r.failed.Add(1)
 		st.busy.Store(false) // the next Get tries again
+		c.err = err
+		m.endLoad(s, k, c)
 		if r.onErr != nil {
 			m.callRefreshErr(k, err)
 		}
 		return
 	}
+	c.val = v
 	h := m.hash(k)
 	now := m.now()
 	s.mu.Lock()
 	e := s.items.find(k, h)
-	if !s.closed && e != nil && e.deadline.Load() > now {
-		if cur, _ := r.states.Load(e); cur == any(st) { // no write since the Get that started it
-			s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-			r.done.Add(1)
-		}
+	live := e != nil && e.deadline.Load() > now
+	switch cur, _ := r.states.Load(e); {
+	case s.closed:
+		c.err = ErrClosed
+	case live && cur == any(st), !live && c.joined: // no write since the Get that started it; or a GetOrLoad waits
+		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+		r.done.Add(1)
+	case live:
+		c.val = e.val // written since: that value wins
 	}
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()
+	m.endLoad(s, k, c)
 	m.deliver(kick)
 }
 
 // callLoad runs the loader for k, turning a panic into an error.
-func (r *refresher[K, V]) callLoad(k K) (v V, ttl time.Duration, err error) {
+func (r *refresher[K, V]) callLoad(ctx context.Context, k K) (v V, ttl time.Duration, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("expiry: the refresh loader of key %v panicked: %v", k, p)
 		}
 	}()
-	return r.load(r.ctx, k)
+	return r.load(ctx, k)
 }
 
 // callRefreshErr runs the error handler, recovering a panic for the

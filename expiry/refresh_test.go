@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -277,4 +278,48 @@ func TestRefreshMisuse(t *testing.T) {
 			c.do()
 		}()
 	}
+}
+
+// TestRefreshJoinedByGetOrLoad: a GetOrLoad that misses a key whose old
+// value expired while its reload ran waits for that reload, which stores
+// its value, rather than call a loader of its own.
+func TestRefreshJoinedByGetOrLoad(t *testing.T) {
+	rf := newRefreshFixture(t, 30*time.Second)
+	rf.set("k", 1, time.Minute)
+	rf.clk.Advance(30 * time.Second)
+	rf.wantGet("k", 1, true)
+	<-rf.r.calls
+	rf.clk.Advance(30 * time.Second) // the old value expires
+	got := make(chan int)
+	go func() {
+		v, err := rf.m.GetOrLoad(context.Background(), "k", func(context.Context, string) (int, time.Duration, error) {
+			t.Error("GetOrLoad called its loader while a reload ran")
+			return -1, time.Minute, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- v
+	}()
+	for !rf.joined("k") {
+		runtime.Gosched()
+	}
+	rf.r.replies <- reply{v: 2, ttl: time.Minute}
+	if v := <-got; v != 2 {
+		t.Fatalf("GetOrLoad = %d, want the reload's 2", v)
+	}
+	rf.settle()
+	rf.wantGet("k", 2, true)
+	if n := rf.r.n.Load(); n != 1 {
+		t.Fatalf("%d loader calls, want 1", n)
+	}
+}
+
+// joined reports whether a GetOrLoad waits for the load of k.
+func (rf *refreshFixture) joined(k string) bool {
+	s, _ := rf.m.locate(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.loads[k]
+	return c != nil && c.joined
 }
