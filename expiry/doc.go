@@ -67,13 +67,28 @@
 // deadline; readers are not affected, since they check the deadline
 // itself.
 //
+// # Atomic updates
+//
+// [Map.Compute] reads and writes one key under its shard's lock: its
+// function is given the live value, if any, and says whether to keep
+// the entry, write a value (with Compute's ttl, or keeping the entry's
+// deadline) or remove it. [Map.GetOrSet], [Map.SetIfAbsent],
+// [Map.GetAndDelete], [Map.CompareAndSwap] and [Map.CompareAndDelete]
+// are its common cases, as sync.Map has them; [Map.Update] writes a
+// value and keeps the entry's deadline. Gets do not wait for them.
+//
 // # Loading, sliding expiry, entries without a ttl
 //
 // [Map.GetOrLoad] fills a missing key from a [Loader], once per key
 // however many goroutines ask for it at the same moment (the others wait
 // for that call and share its value or error, or give up when their
 // context is done); the loader says how long the value lives, and its
-// errors are not stored. [WithSliding] makes a Get renew the entry it
+// errors are not stored. [Map.GetAllOrLoad] fills the keys it misses
+// with one call of a [BulkLoader], sharing loads per key with GetOrLoad.
+// [WithRefresh] reloads a value read after a refresh age in the
+// background, one reload per key at a time, while Gets go on returning
+// the old one. Stats counts the loads, their failures and the time
+// spent in them. [WithSliding] makes a Get renew the entry it
 // finds, lazily, writing nothing when the renewal is within
 // min(ttl/16, granularity) of the last. [NoTTL] is the ttl of an entry
 // that never expires, beside entries that do, and [Map.SetTTL] changes

@@ -364,3 +364,29 @@ func ExampleWithRefresh() {
 	// apple v2
 	// apple v2 1m0s
 }
+
+// GetAllOrLoad fills the keys it misses with one call of the bulk loader,
+// as a page of users is read from a store in one query.
+func ExampleMap_GetAllOrLoad() {
+	m := expiry.New[int, string]()
+	defer m.Close()
+	m.Set(1, "ann", time.Hour)
+	query := func(ctx context.Context, ids []int) (map[int]expiry.Loaded[string], error) {
+		fmt.Println("query", ids)
+		found := map[int]expiry.Loaded[string]{}
+		for _, id := range ids {
+			if id != 3 { // no user 3
+				found[id] = expiry.Loaded[string]{Value: fmt.Sprint("user", id), TTL: 10 * time.Minute}
+			}
+		}
+		return found, nil
+	}
+	users, err := m.GetAllOrLoad(context.Background(), []int{1, 2, 3, 4}, query)
+	fmt.Println(users, err)
+	st := m.Stats()
+	fmt.Println(st.Loads, st.LoadFailures)
+	// Output:
+	// query [2 3 4]
+	// map[1:ann 2:user2 4:user4] <nil>
+	// 1 0
+}

@@ -3,6 +3,7 @@ package expiry
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/timewheel/timewheel/internal/ticks"
@@ -115,14 +116,17 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 // the callers waiting for c, even if load panics.
 func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, c *call[V], load Loader[K, V]) (v V, err error) {
 	finished := false
+	began := m.now()
 	defer func() {
 		if !finished {
+			m.loaded(began, false)
 			c.err = fmt.Errorf("expiry: GetOrLoad: the loader of key %v panicked", k)
 			m.endLoad(s, k, c)
 		}
 	}()
 	v, ttl, err := load(ctx, k)
 	finished = true
+	m.loaded(began, err == nil && ttl > 0)
 	switch {
 	case err != nil:
 		v = *new(V)
@@ -168,4 +172,21 @@ func (m *Map[K, V]) endLoad(s *shard[K, V], k K, c *call[V]) {
 	}
 	s.mu.Unlock()
 	close(c.done)
+}
+
+// loadCounts are the loader statistics of a Map: every call of a Loader,
+// a BulkLoader or a reload of WithRefresh.
+type loadCounts struct {
+	calls, failures atomic.Uint64
+	nanos           atomic.Int64 // time spent in the calls, by the wheel's clock
+}
+
+// loaded counts a loader call that began at began (m.now()) and ended
+// now, and whether it made a value.
+func (m *Map[K, V]) loaded(began int64, ok bool) {
+	m.loads.calls.Add(1)
+	if !ok {
+		m.loads.failures.Add(1)
+	}
+	m.loads.nanos.Add(m.now() - began)
 }

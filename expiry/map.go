@@ -92,6 +92,7 @@ type Map[K comparable, V any] struct {
 	closed atomic.Bool // Close was called
 
 	hits, misses stripe.Counter // Get calls, by outcome
+	loads        loadCounts     // loader calls
 
 	// Delivery of the eviction callbacks of every shard, in the order the
 	// entries left.

@@ -140,7 +140,9 @@ func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 	}
 	s.loads[k] = c
 	s.mu.Unlock()
+	began := m.now()
 	v, ttl, err := r.callLoad(context.WithValue(r.ctx, loadingKey{}, &loading{c, nil}), k)
+	m.loaded(began, err == nil && ttl > 0)
 	if err == nil && ttl <= 0 {
 		err = fmt.Errorf("%w %v from the loader of key %v", ErrTTL, ttl, k)
 	}

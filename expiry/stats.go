@@ -1,5 +1,7 @@
 package expiry
 
+import "time"
+
 // Stats is what a Map holds and what it has done since New: the figures a
 // service puts on its dashboard. Counters only grow; a rate is the
 // difference of two readings. [Map.Stats] returns it.
@@ -26,8 +28,17 @@ type Stats struct {
 	// evictions; one that keeps growing holds every evicted value in
 	// memory until its callback runs.
 	Backlog int
+	// Loads counts the calls of a loader: of GetOrLoad's Loaders, of
+	// GetAllOrLoad's BulkLoaders (one per call, however many keys) and
+	// of the reloads of WithRefresh; LoadFailures those that made no
+	// value (an error, a ttl that is not positive, a panic); LoadTime
+	// the time spent in them all, by the wheel's clock. LoadTime/Loads
+	// is the mean load time: the latency a miss costs.
+	Loads, LoadFailures uint64
+	LoadTime            time.Duration
 	// Refreshes counts the reloads of [WithRefresh] that stored a new
 	// value; RefreshFailures those that failed and kept the old one.
+	// Both are counted in Loads too.
 	Refreshes, RefreshFailures uint64
 }
 
@@ -50,6 +61,8 @@ func (m *Map[K, V]) Stats() Stats {
 	}
 	st.Hits, st.Misses = m.hits.Load(), m.misses.Load()
 	st.Backlog = int(m.backlog.Load())
+	st.Loads, st.LoadFailures = m.loads.calls.Load(), m.loads.failures.Load()
+	st.LoadTime = time.Duration(m.loads.nanos.Load())
 	if r := m.refresh; r != nil {
 		st.Refreshes, st.RefreshFailures = r.done.Load(), r.failed.Load()
 	}
