@@ -110,6 +110,11 @@ func (s *shard[K, V]) compute(k K, h uint64, ttl time.Duration, now int64, f fun
 		old = e.val
 	}
 	nv, op := f(old, found)
+	if op == Write || op == Update {
+		if err := s.m.tooHeavy(k, nv); err != nil {
+			return v, false, false, err
+		}
+	}
 	switch op {
 	case Keep:
 		if found {
@@ -192,6 +197,10 @@ func (m *Map[K, V]) setIfAbsent(k K, v V, ttl time.Duration) (V, bool, error) {
 		var zero V
 		return zero, false, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	if err := m.tooHeavy(k, v); err != nil {
+		var zero V
+		return zero, false, err
+	}
 	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
@@ -257,6 +266,9 @@ func (m *Map[K, V]) delete(k K) (V, bool) {
 func (m *Map[K, V]) Update(k K, v V) bool {
 	m.init()
 	m.checkKey("Update", k)
+	if m.tooHeavy(k, v) != nil {
+		return false
+	}
 	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
@@ -281,6 +293,9 @@ func (m *Map[K, V]) CompareAndSwap(k K, old, new V) bool {
 	m.init()
 	m.checkKey("CompareAndSwap", k)
 	checkComparable("CompareAndSwap", old)
+	if m.tooHeavy(k, new) != nil {
+		return false
+	}
 	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()

@@ -390,3 +390,23 @@ func ExampleMap_GetAllOrLoad() {
 	// map[1:ann 2:user2 4:user4] <nil>
 	// 1 0
 }
+
+// A cache bounded by the bytes of its values: a new entry that does not
+// fit evicts the entries closest to expiry, and one larger than the
+// whole bound is refused.
+func ExampleWithMaxWeight() {
+	pages := expiry.New[string, []byte](
+		expiry.WithMaxWeight(1000, func(url string, body []byte) uint64 { return uint64(len(url) + len(body)) }),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnEvict(func(url string, _ []byte, why expiry.Reason) { fmt.Println(url, why) }),
+	)
+	defer pages.Close()
+	pages.Set("/a", make([]byte, 500), time.Minute)
+	pages.Set("/b", make([]byte, 400), time.Hour)
+	pages.Set("/c", make([]byte, 300), time.Hour) // /a, closest to expiry, makes room
+	err := pages.Set("/d", make([]byte, 2000), time.Hour)
+	fmt.Println(errors.Is(err, expiry.ErrTooHeavy), pages.Stats().Weight)
+	// Output:
+	// /a capacity
+	// true 704
+}

@@ -142,10 +142,15 @@ func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, 
 
 // storeLoaded stores v, made by a loader, under k for ttl, unless k was
 // Set meanwhile: then it returns the value set. It returns v and
-// ErrClosed if the map or its wheel is closed.
+// ErrClosed if the map or its wheel is closed, and an error wrapping
+// ErrTooHeavy for a value heavier than the map's maximum weight.
 func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Duration) (V, error) {
 	if err := m.w.Err(); err != nil {
 		return v, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if err := m.tooHeavy(k, v); err != nil {
+		var zero V
+		return zero, err
 	}
 	now := m.now()
 	s.mu.Lock()

@@ -75,6 +75,9 @@ type Map[K comparable, V any] struct {
 	epoch        time.Time // the zero of deadlines; read with w.Since
 	gran         int64     // bucket span, ns
 	capacity     int       // 0: no bound
+	maxWeight    uint64    // 0: no bound
+	weigher      func(K, V) uint64
+	bounded      bool // capacity or maxWeight: one shard, and its buckets in order
 	onEvict      func(K, V, Reason)
 	onInsert     func(K, V)
 	onUpdate     func(K, V, V)
@@ -140,6 +143,14 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.w = cfg.wheel
 	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
 	m.capacity = cfg.capacity
+	if cfg.weigher != nil {
+		f, ok := cfg.weigher.(func(K, V) uint64)
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithMaxWeight weigher is %T, want %T", cfg.weigher, f))
+		}
+		m.maxWeight, m.weigher = cfg.maxWeight, f
+	}
+	m.bounded = m.capacity > 0 || m.weigher != nil
 	m.inline = cfg.inline
 	m.sliding = cfg.sliding
 	m.vals = valModeOf(reflect.TypeFor[V]())
@@ -175,7 +186,7 @@ func (m *Map[K, V]) configure(cfg config) {
 		m.panicHandler = m.logPanic
 	}
 	m.seed = maphash.MakeSeed()
-	m.shards = make([]shard[K, V], shardCount(m.capacity))
+	m.shards = make([]shard[K, V], shardCount(m.bounded))
 	m.mask = uint64(len(m.shards) - 1)
 	for i := range m.shards {
 		m.shards[i].m = m
@@ -301,6 +312,9 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.checkKey("Set", k)
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if err := m.tooHeavy(k, v); err != nil {
+		return err
 	}
 	s, h := m.locate(k)
 	now := m.now()

@@ -26,6 +26,8 @@ type config struct {
 	refreshAfter time.Duration
 	refreshLoad  any // Loader[K, V]; checked by New
 	refreshErr   any // func(K, error); checked by New
+	maxWeight    uint64
+	weigher      any // func(K, V) uint64; checked by New
 }
 
 // DefaultGranularity is the span of an expiry bucket unless

@@ -149,6 +149,8 @@ func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 	if err == nil {
 		if werr := m.w.Err(); werr != nil {
 			err = fmt.Errorf("%w: %w", ErrClosed, werr)
+		} else {
+			err = m.tooHeavy(k, v)
 		}
 	}
 	if err != nil {

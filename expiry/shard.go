@@ -20,7 +20,8 @@ type shard[K comparable, V any] struct {
 
 	m       *Map[K, V]
 	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
-	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
+	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity or a maximum weight
+	weight  int64                   // guarded by mu; the entries' total, with a maximum weight
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
 	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
 	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
@@ -35,12 +36,13 @@ type shard[K comparable, V any] struct {
 // maxShards bounds the number of shards of a Map.
 const maxShards = 256
 
-// shardCount returns the number of shards of a Map: one with a capacity,
-// since evicting the entry closest to expiry must see every deadline
-// under one lock; otherwise the power of two at or above 8×GOMAXPROCS,
-// so that two goroutines rarely want one lock, up to maxShards.
-func shardCount(capacity int) int {
-	if capacity > 0 {
+// shardCount returns the number of shards of a Map: one with a capacity
+// or a maximum weight (bounded), since evicting the entry closest to
+// expiry must see every deadline under one lock; otherwise the power of
+// two at or above 8×GOMAXPROCS, so that two goroutines rarely want one
+// lock, up to maxShards.
+func shardCount(bounded bool) int {
+	if bounded {
 		return 1
 	}
 	n := 1
@@ -86,7 +88,11 @@ func (m *Map[K, V]) unlockAll() {
 // bucket (see replaceLocked).
 func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	if e != nil {
-		switch d := e.freeze(); {
+		d := e.freeze()
+		if d > now && s.m.weigher != nil {
+			s.reweighLocked(e, v, d, now)
+		}
+		switch {
 		case d <= now:
 			s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
 		case s.m.vals != valCopy && deadline >= d:
@@ -114,8 +120,15 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 	if s.buckets == nil {
 		s.buckets = make(map[int64]*bucket[K, V])
 	}
-	if c := s.m.capacity; c > 0 && s.items.n >= c {
-		s.evictOneLocked(now)
+	if s.m.bounded {
+		if c := s.m.capacity; c > 0 && s.items.n >= c {
+			s.evictOneLocked(now)
+		}
+		if s.m.weigher != nil {
+			w := s.weightLocked(k, v)
+			s.fitLocked(w, nil, 0, now)
+			s.weight += w
+		}
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
@@ -159,6 +172,9 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 // belong to); any other goes in a new entry (see replaceLocked).
 func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
 	old := e.val
+	if s.m.weigher != nil {
+		s.reweighLocked(e, v, d, now)
+	}
 	if s.m.vals != valCopy {
 		s.m.storeValLocked(e, v)
 		e.deadline.Store(d)
@@ -214,6 +230,9 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
+	if s.m.weigher != nil {
+		s.weight -= s.weightLocked(e.key, e.val)
+	}
 	if s.m.refresh != nil {
 		s.m.refresh.states.Delete(e)
 	}
@@ -260,6 +279,7 @@ func (s *shard[K, V]) closeLocked() {
 	}
 	clear(s.buckets)
 	s.items.reset()
+	s.weight = 0
 	s.order, s.last = nil, nil
 }
 

@@ -164,6 +164,11 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	for _, rec := range recs {
+		if err := m.tooHeavy(rec.Key, rec.Value); err != nil {
+			return err
+		}
+	}
 	now := m.now()
 	nowWall := m.epoch.Add(time.Duration(now))
 	m.lockAll()
