@@ -32,7 +32,7 @@ func TestMaxWeight(t *testing.T) {
 	// a, the closest to expiry, grows: it is not evicted for its own room.
 	f.set("a", 6, 3*time.Hour)
 	f.wantEvicted(evicted{"d", 5, Capacity, 0}, evicted{"a", 4, Replaced, 0}) // room first
-	f.m.Update("a", 9) // keeps the deadline; fits
+	f.m.Update("a", 9)                                                        // keeps the deadline; fits
 	f.wantGet("a", 9, true)
 	f.take()
 
