@@ -69,28 +69,30 @@ var ErrClosed = errors.New("expiry: map closed")
 type Map[K comparable, V any] struct {
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
-	ready        atomic.Bool
-	keys         keyKind // what checkKey must check of a key
-	w            *timewheel.Wheel
-	epoch        time.Time // the zero of deadlines; read with w.Since
-	gran         int64     // bucket span, ns
-	capacity     int       // 0: no bound
-	maxWeight    uint64    // 0: no bound
+	// The fields a Get reads come first, on as few cache lines as can be.
+	ready   atomic.Bool
+	keys    keyKind // what checkKey must check of a key
+	sliding bool    // Get renews
+	vals    valMode // how a Set stores a value that Gets read without the lock
+	inline  bool
+	bounded bool // capacity or maxWeight: one shard, and its buckets in order
+	w       *timewheel.Wheel
+	epoch   time.Time        // the zero of deadlines; read with w.Since
+	refresh *refresher[K, V] // nil without WithRefresh
+	seed    maphash.Seed     // of the hash that picks a key's shard
+	mask    uint64           // len(shards)-1, a power of two less one
+	shards  []shard[K, V]    // each padded: no two share a written cache line
+
+	gran         int64  // bucket span, ns
+	capacity     int    // 0: no bound
+	maxWeight    uint64 // 0: no bound
 	weigher      func(K, V) uint64
-	bounded      bool // capacity or maxWeight: one shard, and its buckets in order
 	onEvict      func(K, V, Reason)
 	onInsert     func(K, V)
 	onUpdate     func(K, V, V)
-	refresh      *refresher[K, V] // nil without WithRefresh
-	inline       bool
-	sliding      bool    // Get renews
-	vals         valMode // how a Set stores a value that Gets read without the lock
 	panicHandler func(any)
-	logger       *slog.Logger  // nil: slog.Default() at the time of logging
-	seed         maphash.Seed  // of the hash that picks a key's shard
-	mask         uint64        // len(shards)-1, a power of two less one
-	shards       []shard[K, V] // each padded: no two share a written cache line
-	initMu       sync.Mutex    // serialises the configuration of a zero Map
+	logger       *slog.Logger // nil: slog.Default() at the time of logging
+	initMu       sync.Mutex   // serialises the configuration of a zero Map
 
 	closed atomic.Bool // Close was called
 

@@ -81,9 +81,12 @@ func (r *refresher[K, V]) movedLocked(e, ne *entry[K, V]) {
 	}
 }
 
-// check starts a reload of e's value, in k's shard s, if a Get that read
-// it at now finds it due and none runs. It takes no lock but r.mu, and
-// that only to start one.
+// checkRefresh starts a reload of e's value, in its key's shard s, if a
+// Get that read it at now finds it due and none runs. It takes no lock
+// but r.mu, and that only to start one. It is kept out of line, so that
+// a Get of a map without refresh carries only the branch that skips it.
+//
+//go:noinline
 func (m *Map[K, V]) checkRefresh(s *shard[K, V], e *entry[K, V], now int64) {
 	r := m.refresh
 	v, ok := r.states.Load(e)
