@@ -135,8 +135,10 @@
 // life left, and costs O(log B) per bucket opened or closed, B being the
 // number of buckets, instead of a list node per entry and a write lock
 // on every Get as LRU would.
-// A map with a capacity has one shard, so that the entry closest to
-// expiry is found under one lock. The downside of this choice is that
+// [WithMaxWeight] bounds the total weight of the entries instead (or
+// as well), by a weigher, with the same order of eviction.
+// A map with a capacity or a maximum weight has one shard, so that the
+// entry closest to expiry is found under one lock. The downside of this choice is that
 // such a map serialises its writers as an unstriped map would.
 //
 // # Snapshots
@@ -162,10 +164,18 @@
 // callback, handler, logger, loader or context; a zero Wheel; a negative
 // capacity or granularity; Flush from a callback; a GetOrLoad from a
 // loader, through its context, of a key that load waits for; a key Go's
-// maps cannot hash, or a NaN key), or
+// maps cannot hash, or a NaN key; a Compute function's op that is none
+// of the four; a CompareAndSwap of values == cannot compare; a refresh
+// age or maximum weight of 0; a callback, loader or weigher of another
+// Map's K or V), or
 // an error wrapping one of the package's sentinels ([ErrTTL],
-// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
-// the value (a ttl from Set, SetTTL or a Loader that is not positive);
-// never a crash inside the package, a hang, or a request
-// quietly changed.
+// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion],
+// [ErrTooHeavy], [ErrNotFound]) that repeats the value (a ttl from Set,
+// SetTTL or a Loader that is not positive; the weight of an entry
+// heavier than the bound); never a crash inside the package, or a
+// request quietly changed. The one hang the package cannot see is a
+// call that waits for itself through a function the map runs under its
+// lock (a Compute function or a weigher that calls the map) or a loader
+// asked with another context: Go gives a goroutine no identity to tell
+// it from another goroutine's call (see Compute and GetOrLoad).
 package expiry

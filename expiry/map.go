@@ -65,7 +65,8 @@ var ErrClosed = errors.New("expiry: map closed")
 // Len, All, Flush, Close, Snapshot, Restore and Stats panic on a nil *Map,
 // naming themselves: "expiry: Len called on a nil *Map". The methods on
 // the paths a cache takes for every key (Get, Set, GetOrLoad, TTL, Touch,
-// SetTTL, Delete) do not check, and die with a nil dereference.
+// SetTTL, Delete, and the atomic updates and bulk reads beside them) do
+// not check, and die with a nil dereference.
 type Map[K comparable, V any] struct {
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
