@@ -114,6 +114,9 @@
 // one queue with them, so a key's callbacks come in the order of its
 // changes; a map without them pays one predictable branch per write.
 //
+// [WithAges] makes Stats report how long the entries that left had been
+// in the map, by Reason: the figure for sizing a ttl.
+//
 // A callback may use the map, and any other: Get, Set, Delete, Snapshot,
 // Restore. It may Close a map too, which then closes without waiting for
 // callbacks, since it could wait for itself; but it must not Flush one,

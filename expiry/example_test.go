@@ -410,3 +410,23 @@ func ExampleWithMaxWeight() {
 	// /a capacity
 	// true 704
 }
+
+// WithAges tells how long the entries that left had been in the map: here
+// sessions deleted (logged out) after 5 minutes on average, well before
+// their hour.
+func ExampleWithAges() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, string](expiry.WithWheel(w), expiry.WithAges())
+	defer m.Close()
+	m.Set("s1", "ann", time.Hour)
+	m.Set("s2", "bob", time.Hour)
+	clk.Advance(4 * time.Minute)
+	m.Delete("s1")
+	clk.Advance(2 * time.Minute)
+	m.Delete("s2")
+	st := m.Stats()
+	fmt.Println(st.DeletedAge / time.Duration(st.Deleted))
+	// Output: 5m0s
+}

@@ -80,6 +80,7 @@ type Map[K comparable, V any] struct {
 	w       *timewheel.Wheel
 	epoch   time.Time        // the zero of deadlines; read with w.Since
 	refresh *refresher[K, V] // nil without WithRefresh
+	ages    *ageTable[K, V]  // nil without WithAges
 	seed    maphash.Seed     // of the hash that picks a key's shard
 	mask    uint64           // len(shards)-1, a power of two less one
 	shards  []shard[K, V]    // each padded: no two share a written cache line
@@ -154,6 +155,9 @@ func (m *Map[K, V]) configure(cfg config) {
 		m.maxWeight, m.weigher = cfg.maxWeight, f
 	}
 	m.bounded = m.capacity > 0 || m.weigher != nil
+	if cfg.ages {
+		m.ages = new(ageTable[K, V])
+	}
 	m.inline = cfg.inline
 	m.sliding = cfg.sliding
 	m.vals = valModeOf(reflect.TypeFor[V]())

@@ -28,6 +28,7 @@ type config struct {
 	refreshErr   any // func(K, error); checked by New
 	maxWeight    uint64
 	weigher      any // func(K, V) uint64; checked by New
+	ages         bool
 }
 
 // DefaultGranularity is the span of an expiry bucket unless

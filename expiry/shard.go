@@ -24,6 +24,7 @@ type shard[K comparable, V any] struct {
 	weight  int64                   // guarded by mu; the entries' total, with a maximum weight
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
 	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
+	age     [Capacity + 1]int64     // guarded by mu; their time in the map, with WithAges
 	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
 	queued  bool                    // guarded by mu; a callback was queued since takeQueuedLocked
 	closed  bool                    // guarded by mu
@@ -135,6 +136,9 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 	if s.m.refresh != nil {
 		s.m.refresh.wroteLocked(ne, now)
 	}
+	if s.m.ages != nil {
+		s.m.ages.enteredLocked(ne, now)
+	}
 	if s.m.onInsert != nil {
 		s.queueChangeLocked(inserted, k, v, v)
 	}
@@ -161,6 +165,9 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 	s.items.replace(e, ne, h)
 	if s.m.refresh != nil {
 		s.m.refresh.movedLocked(e, ne) // the caller that writes a new value says so
+	}
+	if s.m.ages != nil {
+		s.m.ages.movedLocked(e, ne)
 	}
 	return ne
 }
@@ -236,6 +243,9 @@ func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 	if s.m.refresh != nil {
 		s.m.refresh.states.Delete(e)
 	}
+	if s.m.ages != nil {
+		s.leftAgeLocked(e, why)
+	}
 	s.queueLocked(e.key, e.val, why)
 }
 
@@ -278,6 +288,11 @@ func (s *shard[K, V]) closeLocked() {
 		b.t.Stop()
 	}
 	clear(s.buckets)
+	if s.m.ages != nil {
+		for e := range s.items.all() {
+			s.m.ages.born.Delete(e)
+		}
+	}
 	s.items.reset()
 	s.weight = 0
 	s.order, s.last = nil, nil

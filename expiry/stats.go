@@ -26,6 +26,13 @@ type Stats struct {
 	// growing means the map is too small for its load: entries leave
 	// before their time.
 	Expired, Deleted, Replaced, Capacity uint64
+	// ExpiredAge, DeletedAge and CapacityAge are, with [WithAges], the
+	// total time the entries counted in Expired, Deleted and Capacity
+	// had spent in the map when they left (0 without it): ExpiredAge /
+	// Expired is their mean age. Deletes mostly soon after the write
+	// say the ttl could be shorter; Capacity evictions of young entries,
+	// that the map is too small.
+	ExpiredAge, DeletedAge, CapacityAge time.Duration
 	// Backlog is the number of callbacks (of eviction, and of
 	// WithOnInsert and WithOnUpdate) queued and not yet started. It stays near zero unless callbacks are slower than
 	// evictions; one that keeps growing holds every evicted value in
@@ -61,6 +68,9 @@ func (m *Map[K, V]) Stats() Stats {
 		st.Deleted += s.left[Deleted]
 		st.Replaced += s.left[Replaced]
 		st.Capacity += s.left[Capacity]
+		st.ExpiredAge += time.Duration(s.age[Expired])
+		st.DeletedAge += time.Duration(s.age[Deleted])
+		st.CapacityAge += time.Duration(s.age[Capacity])
 		s.mu.RUnlock()
 	}
 	st.Hits, st.Misses = m.hits.Load(), m.misses.Load()
