@@ -55,7 +55,9 @@ func (op ComputeOp) String() string {
 // does; a removed one Deleted. Compute returns an error wrapping ErrTTL,
 // repeating ttl, if ttl is not positive, even if f would not write;
 // ErrClosed on a closed map, and an error wrapping both ErrClosed and
-// timewheel.ErrClosed if the map's wheel is closed. f is not called then.
+// timewheel.ErrClosed if the map's wheel is closed (f is not called
+// then); and, changing nothing, an error wrapping ErrTooHeavy if f
+// writes a value heavier than the map's maximum weight.
 //
 // f runs once per call, on the caller's goroutine, with k's shard
 // write-locked: no write of k, and none of the other keys of its shard,
@@ -155,8 +157,9 @@ func (s *shard[K, V]) whyGone(d, now int64) Reason {
 // Of concurrent GetOrSets of one absent key, exactly one stores its v,
 // and the others return it. It returns an error wrapping ErrTTL,
 // repeating ttl, if ttl is not positive (whether or not k has a value),
-// and, when it would store v, ErrClosed on a closed map or an error
-// wrapping both ErrClosed and timewheel.ErrClosed on a closed wheel.
+// and, when it would store v, ErrClosed on a closed map, an error
+// wrapping both ErrClosed and timewheel.ErrClosed on a closed wheel, or
+// one wrapping ErrTooHeavy for a v heavier than the maximum weight.
 // A hit costs what Get costs, takes no lock, and counts a hit (with
 // [WithSliding], renews the entry); a miss counts a miss, then takes k's
 // shard's lock and costs what Set costs. The complexity is O(1), plus
@@ -257,7 +260,9 @@ func (m *Map[K, V]) delete(k K) (V, bool) {
 
 // Update stores v under k, keeping the deadline and the ttl of k's live
 // entry, and reports true; if k has no live entry it stores nothing and
-// reports false. The old value's callback says Replaced. It is the write
+// reports false (false too, storing nothing, for a v heavier than the
+// map's maximum weight). The old value's callback says Replaced. It is
+// the write
 // of a value whose life was fixed when it was made (a token refreshed in
 // place, a counter in a fixed window), which Set, taking a ttl, cannot
 // do without a race between reading the deadline and writing. Update

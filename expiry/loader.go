@@ -41,7 +41,8 @@ type loadingKey struct{}
 // The loader runs on the first caller's goroutine with a context derived
 // from its ctx. An error from the loader, or a ttl that is not positive
 // (one wrapping [ErrTTL] naming the ttl and the key), is returned to
-// every caller that waited and stored nowhere: the next GetOrLoad calls
+// every caller that waited and stored nowhere (so is a value heavier
+// than the map's maximum weight, as ErrTooHeavy): the next GetOrLoad calls
 // a loader again. If the key is Set while the loader runs, that value
 // wins and is returned. On a closed map GetOrLoad returns ErrClosed (with
 // the value, if a loader made one), and on a closed wheel an error

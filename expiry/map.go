@@ -296,8 +296,10 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // then says Replaced). It returns an error wrapping ErrTTL, and repeating
 // ttl, if ttl is not positive; ErrClosed if the map is closed; and one
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
-// closed. Nothing is stored then. In a full map, a new key first evicts
-// the entry closest to expiry. Set locks k's shard only.
+// closed; and one wrapping ErrTooHeavy if v alone is heavier than the
+// map's maximum weight (WithMaxWeight). Nothing is stored then. In a
+// full map, a new key first evicts the entry closest to expiry. Set
+// locks k's shard only.
 //
 // Gets read values without a lock, so a Set of a key that is there
 // never writes a value a Get may be copying: a V of one machine word or
