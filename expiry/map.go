@@ -77,6 +77,7 @@ type Map[K comparable, V any] struct {
 	vals    valMode // how a Set stores a value that Gets read without the lock
 	inline  bool
 	bounded bool // capacity or maxWeight: one shard, and its buckets in order
+	hooks   bool // a weigher, refresh, ages, or an insert or update callback: see hooks.go
 	w       *timewheel.Wheel
 	epoch   time.Time        // the zero of deadlines; read with w.Since
 	refresh *refresher[K, V] // nil without WithRefresh
@@ -199,6 +200,7 @@ func (m *Map[K, V]) configure(cfg config) {
 		m.shards[i].m = m
 	}
 	m.epoch = m.w.Now()
+	m.hooks = m.weigher != nil || m.refresh != nil || m.ages != nil || m.onInsert != nil || m.onUpdate != nil
 	m.idle.L = &m.evMu
 }
 
@@ -322,8 +324,10 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	if err := m.tooHeavy(k, v); err != nil {
-		return err
+	if m.hooks {
+		if err := m.tooHeavy(k, v); err != nil {
+			return err
+		}
 	}
 	s, h := m.locate(k)
 	now := m.now()

@@ -90,8 +90,8 @@ func (m *Map[K, V]) unlockAll() {
 func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	if e != nil {
 		d := e.freeze()
-		if d > now && s.m.weigher != nil {
-			s.reweighLocked(e, v, d, now)
+		if s.m.hooks && d > now {
+			s.replacingLocked(e, v, d, now)
 		}
 		switch {
 		case d <= now:
@@ -103,17 +103,17 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 				e.ttl.Store(int64(ttl)) // an atomic store is an exchange: skip it when it can
 			}
 			s.moveLocked(e, deadline, now) // unfreezes e
-			if s.m.refresh != nil {
-				s.m.refresh.wroteLocked(e, now)
+			s.queueLocked(k, old, Replaced)
+			if s.m.hooks {
+				s.replacedLocked(e, k, old, v, now)
 			}
-			s.queueReplacedLocked(k, old, v)
 			return
 		default:
 			ne := s.replaceLocked(e, h, v, ttl, deadline, now)
-			if s.m.refresh != nil {
-				s.m.refresh.wroteLocked(ne, now)
+			s.queueLocked(k, e.val, Replaced)
+			if s.m.hooks {
+				s.replacedLocked(ne, k, e.val, v, now)
 			}
-			s.queueReplacedLocked(k, e.val, v)
 			return
 		}
 	}
@@ -133,14 +133,8 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
-	if s.m.refresh != nil {
-		s.m.refresh.wroteLocked(ne, now)
-	}
-	if s.m.ages != nil {
-		s.m.ages.enteredLocked(ne, now)
-	}
-	if s.m.onInsert != nil {
-		s.queueChangeLocked(inserted, k, v, v)
+	if s.m.hooks {
+		s.insertedLocked(ne, k, v, now)
 	}
 }
 
@@ -163,11 +157,8 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
 	s.items.replace(e, ne, h)
-	if s.m.refresh != nil {
-		s.m.refresh.movedLocked(e, ne) // the caller that writes a new value says so
-	}
-	if s.m.ages != nil {
-		s.m.ages.movedLocked(e, ne)
+	if s.m.hooks {
+		s.movedLocked(e, ne) // the caller that writes a new value says so
 	}
 	return ne
 }
@@ -179,8 +170,8 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 // belong to); any other goes in a new entry (see replaceLocked).
 func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
 	old := e.val
-	if s.m.weigher != nil {
-		s.reweighLocked(e, v, d, now)
+	if s.m.hooks {
+		s.replacingLocked(e, v, d, now)
 	}
 	if s.m.vals != valCopy {
 		s.m.storeValLocked(e, v)
@@ -188,18 +179,9 @@ func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) 
 	} else {
 		e = s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
 	}
-	if s.m.refresh != nil {
-		s.m.refresh.wroteLocked(e, now)
-	}
-	s.queueReplacedLocked(e.key, old, v)
-}
-
-// queueReplacedLocked queues the callbacks of old's replacement by v
-// under k: Replaced for old, and the update's.
-func (s *shard[K, V]) queueReplacedLocked(k K, old, v V) {
-	s.queueLocked(k, old, Replaced)
-	if s.m.onUpdate != nil {
-		s.queueChangeLocked(updated, k, old, v)
+	s.queueLocked(e.key, old, Replaced)
+	if s.m.hooks {
+		s.replacedLocked(e, e.key, old, v, now)
 	}
 }
 
@@ -237,14 +219,8 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
-	if s.m.weigher != nil {
-		s.weight -= s.weightLocked(e.key, e.val)
-	}
-	if s.m.refresh != nil {
-		s.m.refresh.states.Delete(e)
-	}
-	if s.m.ages != nil {
-		s.leftAgeLocked(e, why)
+	if s.m.hooks {
+		s.removedLocked(e, why)
 	}
 	s.queueLocked(e.key, e.val, why)
 }
