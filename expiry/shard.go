@@ -21,10 +21,8 @@ type shard[K comparable, V any] struct {
 	m       *Map[K, V]
 	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
 	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity or a maximum weight
-	weight  int64                   // guarded by mu; the entries' total, with a maximum weight
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
 	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
-	age     [Capacity + 1]int64     // guarded by mu; their time in the map, with WithAges
 	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
 	queued  bool                    // guarded by mu; a callback was queued since takeQueuedLocked
 	closed  bool                    // guarded by mu
@@ -32,6 +30,11 @@ type shard[K comparable, V any] struct {
 	_     [128]byte   // keeps the lines writers write off the index's
 	items index[K, V] // written under mu; read by Gets without it
 	_     [128]byte   // keeps the next shard's lock off the index's lines
+
+	// Written by the options alone, after the pad, so that a map without
+	// them writes the same lines as before they were added.
+	weight int64               // guarded by mu; the entries' total, with a maximum weight
+	age    [Capacity + 1]int64 // guarded by mu; the time in the map of the entries that left, with WithAges
 }
 
 // maxShards bounds the number of shards of a Map.
