@@ -81,7 +81,6 @@ type Map[K comparable, V any] struct {
 	w       *timewheel.Wheel
 	epoch   time.Time        // the zero of deadlines; read with w.Since
 	refresh *refresher[K, V] // nil without WithRefresh
-	ages    *ageTable[K, V]  // nil without WithAges
 	seed    maphash.Seed     // of the hash that picks a key's shard
 	mask    uint64           // len(shards)-1, a power of two less one
 	shards  []shard[K, V]    // each padded: no two share a written cache line
@@ -94,8 +93,9 @@ type Map[K comparable, V any] struct {
 	onInsert     func(K, V)
 	onUpdate     func(K, V, V)
 	panicHandler func(any)
-	logger       *slog.Logger // nil: slog.Default() at the time of logging
-	initMu       sync.Mutex   // serialises the configuration of a zero Map
+	logger       *slog.Logger    // nil: slog.Default() at the time of logging
+	ages         *ageTable[K, V] // nil without WithAges
+	initMu       sync.Mutex      // serialises the configuration of a zero Map
 
 	closed atomic.Bool // Close was called
 
