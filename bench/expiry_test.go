@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"github.com/Yiling-J/theine-go"
 	"github.com/maypok86/otter/v2"
@@ -426,6 +427,213 @@ func BenchmarkReadFloor(b *testing.B) {
 				}
 				sinkInt.Add(int64(sum))
 			})
+		})
+	}
+}
+
+// BenchmarkExpiringMapAtomic runs the atomic read-modify-writes of one key
+// from b.RunParallel goroutines (run it with -cpu 1,2) on a preloaded map
+// of n entries, timewheel's expiry.Map against otter v2 in the same
+// function: op=Compute adds one to the key's value (expiry's Compute
+// with Write, which renews the deadline as a Set does; otter's Compute
+// with WriteOp, which its ExpiryWriting renews); op=GetOrSet asks for a
+// key that is there (expiry's GetOrSet; otter's SetIfAbsent); op=Set is
+// the plain Set beside them, the target GetOrSet is held to.
+func BenchmarkExpiringMapAtomic(b *testing.B) {
+	type atomicMap struct {
+		compute  func(k string) int
+		getOrSet func(k string, v int) int
+		set      func(k string, v int)
+		close    func()
+	}
+	makers := []struct {
+		name string
+		make func() atomicMap
+	}{
+		{"timewheel", func() atomicMap {
+			w := timewheel.New()
+			m := expiry.New[string, int](expiry.WithWheel(w))
+			add := func(v int, _ bool) (int, expiry.ComputeOp) { return v + 1, expiry.Write }
+			return atomicMap{
+				compute: func(k string) int {
+					v, _, _ := m.Compute(k, ttl, add)
+					return v
+				},
+				getOrSet: func(k string, v int) int {
+					v, _, _ = m.GetOrSet(k, v, ttl)
+					return v
+				},
+				set:   func(k string, v int) { m.Set(k, v, ttl) },
+				close: func() { m.Close(); w.Close() },
+			}
+		}},
+		{"otter", func() atomicMap {
+			c := otter.Must(&otter.Options[string, int]{ExpiryCalculator: otter.ExpiryWriting[string, int](ttl)})
+			add := func(v int, _ bool) (int, otter.ComputeOp) { return v + 1, otter.WriteOp }
+			return atomicMap{
+				compute: func(k string) int {
+					v, _ := c.Compute(k, add)
+					return v
+				},
+				getOrSet: func(k string, v int) int {
+					v, _ = c.SetIfAbsent(k, v)
+					return v
+				},
+				set:   func(k string, v int) { c.Set(k, v) },
+				close: func() { c.StopAllGoroutines() },
+			}
+		}},
+	}
+	aops := []struct {
+		name   string
+		stride int
+		do     func(m atomicMap, k string, i int) int
+	}{
+		{"Compute", 7919, func(m atomicMap, k string, _ int) int { return m.compute(k) }},
+		{"GetOrSet", 104729, func(m atomicMap, k string, i int) int { return m.getOrSet(k, i) }},
+		{"Set", 1299709, func(m atomicMap, k string, i int) int { m.set(k, i); return 0 }},
+	}
+	for _, n := range []int{1e3, 1e6} {
+		ks := keys(n)
+		for _, im := range makers {
+			b.Run(fmt.Sprintf("n=%d/impl=%s", n, im.name), func(b *testing.B) {
+				m := im.make()
+				defer m.close()
+				for i, k := range ks {
+					m.set(k, i)
+				}
+				for _, op := range aops {
+					b.Run("op="+op.name, func(b *testing.B) {
+						b.ReportAllocs()
+						var next atomic.Int64
+						b.RunParallel(func(pb *testing.PB) {
+							i := int(next.Add(1)) * 1_000_003
+							sum := 0
+							for pb.Next() {
+								sum += op.do(m, ks[scatter(i, n, op.stride)], i)
+								i++
+							}
+							sinkInt.Add(int64(sum))
+						})
+					})
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkExpiringMapRefresh reads one hot key from b.RunParallel
+// goroutines (run it with -cpu 1,2 and a -benchtime of a second or more)
+// in a map whose loader takes 10ms and whose entries live 100ms and are
+// reloaded in the background once 50ms old: expiry.Map with WithRefresh,
+// otter v2 with RefreshWriting; both read with the loader, so that a
+// value that expires before its reload arrives is loaded again
+// (expiry's GetOrLoad, otter's Get). Each Get is timed: p99-ns and
+// max-ns are the latencies of the Gets (the clock reads included),
+// misses the Gets that failed, loads the loader's
+// calls over the run, loads/cycle those per refresh age plus load time
+// (1 when every reload runs the moment it is due, less when none is
+// asked for at once), max-inflight the most calls of it running at once,
+// which must be 1: one reload per key at a time. ns/op is the mean Get.
+func BenchmarkExpiringMapRefresh(b *testing.B) {
+	const (
+		life    = 100 * time.Millisecond
+		age     = life / 2
+		loading = 10 * time.Millisecond
+	)
+	type loaderStats struct{ calls, running, maxRunning atomic.Int64 }
+	load := func(st *loaderStats) int {
+		n := st.running.Add(1)
+		for m := st.maxRunning.Load(); n > m && !st.maxRunning.CompareAndSwap(m, n); m = st.maxRunning.Load() {
+		}
+		time.Sleep(loading)
+		st.running.Add(-1)
+		return int(st.calls.Add(1))
+	}
+	impls := []struct {
+		name string
+		make func(st *loaderStats) (get func() (int, bool), close func())
+	}{
+		{"timewheel", func(st *loaderStats) (func() (int, bool), func()) {
+			w := timewheel.New()
+			loader := func(context.Context, string) (int, time.Duration, error) { return load(st), life, nil }
+			m := expiry.New[string, int](expiry.WithWheel(w), expiry.WithRefresh(age, loader))
+			m.Set("hot", 0, life)
+			ctx := context.Background()
+			return func() (int, bool) {
+				v, err := m.GetOrLoad(ctx, "hot", loader)
+				return v, err == nil
+			}, func() { m.Close(); w.Close() }
+		}},
+		{"otter", func(st *loaderStats) (func() (int, bool), func()) {
+			c := otter.Must(&otter.Options[string, int]{
+				ExpiryCalculator:  otter.ExpiryWriting[string, int](life),
+				RefreshCalculator: otter.RefreshWriting[string, int](age),
+			})
+			loader := otter.LoaderFunc[string, int](func(context.Context, string) (int, error) { return load(st), nil })
+			c.Set("hot", 0)
+			ctx := context.Background()
+			return func() (int, bool) {
+				v, err := c.Get(ctx, "hot", loader)
+				return v, err == nil
+			}, func() { c.StopAllGoroutines() }
+		}},
+	}
+	for _, im := range impls {
+		b.Run("impl="+im.name, func(b *testing.B) {
+			var st loaderStats
+			get, closeMap := im.make(&st)
+			defer closeMap()
+			const bucket, buckets = 16, 1 << 14 // ns per bucket; the last one holds the rest
+			var mu sync.Mutex
+			var hist [buckets]int64
+			var misses, maxNs atomic.Int64
+			began := time.Now()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				var h [buckets]int64
+				sum, worst := 0, int64(0)
+				for pb.Next() {
+					t0 := time.Now()
+					v, ok := get()
+					d := int64(time.Since(t0))
+					h[min(d/bucket, buckets-1)]++
+					worst = max(worst, d)
+					if !ok {
+						misses.Add(1)
+					}
+					sum += v
+				}
+				mu.Lock()
+				for i := range h {
+					hist[i] += h[i]
+				}
+				mu.Unlock()
+				for m := maxNs.Load(); worst > m && !maxNs.CompareAndSwap(m, worst); m = maxNs.Load() {
+				}
+				sinkInt.Add(int64(sum))
+			})
+			b.StopTimer()
+			// The most reloads a run can hold: one per refresh age plus
+			// load, from the Set at began.
+			cycles := float64(time.Since(began)) / float64(age+loading)
+			var total, seen int64
+			for _, c := range hist {
+				total += c
+			}
+			p99 := int64(0)
+			for i, c := range hist {
+				if seen += c; seen*100 >= total*99 {
+					p99 = int64(i+1) * bucket
+					break
+				}
+			}
+			b.ReportMetric(float64(p99), "p99-ns")
+			b.ReportMetric(float64(maxNs.Load()), "max-ns")
+			b.ReportMetric(float64(misses.Load()), "misses")
+			b.ReportMetric(float64(st.calls.Load()), "loads")
+			b.ReportMetric(float64(st.calls.Load())/cycles, "loads/cycle")
+			b.ReportMetric(float64(st.maxRunning.Load()), "max-inflight")
 		})
 	}
 }

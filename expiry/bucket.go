@@ -49,7 +49,7 @@ func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
 		b = &bucket[K, V]{s: s, due: due, index: -1}
 		b.t = s.m.w.AfterFunc(time.Duration(due-now), b.fire)
 		s.buckets[due] = b
-		if s.m.capacity > 0 {
+		if s.m.bounded {
 			s.order.push(b)
 		}
 	}
@@ -62,6 +62,11 @@ func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
 func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
 	b := s.bucketLocked(s.m.dueFor(deadline), now)
 	e.deadline.Store(deadline)
+	s.attachLocked(e, b)
+}
+
+// attachLocked appends e to b, leaving its deadline as it is.
+func (s *shard[K, V]) attachLocked(e *entry[K, V], b *bucket[K, V]) {
 	e.b = b
 	e.prev, e.next = b.tail, nil
 	if b.tail != nil {

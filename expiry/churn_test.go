@@ -12,7 +12,8 @@ import (
 	"github.com/timewheel/timewheel/clock"
 )
 
-// TestChurn runs Set, Touch, Get, Delete, All and Snapshot from several
+// TestChurn runs Set, Touch, Get, Delete, the atomic updates, All and
+// Snapshot from several
 // goroutines at once on a striped map while the clock moves, and checks
 // that nothing is stale, lost or doubled. Each writer owns its keys, so
 // it knows what Get must return for them; the callbacks must tell each
@@ -56,9 +57,9 @@ func churn(t *testing.T, capacity int) {
 			cur := map[string]int{}
 			for i := range steps {
 				k := fmt.Sprintf("w%d:%d", g, r.IntN(keysEach))
-				switch r.IntN(6) {
+				v := g*steps + i + 1 // a value no other write stores
+				switch r.IntN(11) {
 				case 0, 1:
-					v := g*steps + i + 1
 					if err := m.Set(k, v, time.Hour); err != nil {
 						t.Errorf("Set(%s): %v", k, err)
 						return
@@ -80,6 +81,8 @@ func churn(t *testing.T, capacity int) {
 						wants[g][k] = append(wants[g][k], old)
 						delete(cur, k)
 					}
+				case 6, 7, 8, 9, 10:
+					atomicStep(t, m, k, v, r.IntN(7), cur, wants[g])
 				default:
 					want, ok := cur[k]
 					if v, got := m.Get(k); got != ok || v != want {
@@ -146,6 +149,73 @@ func churn(t *testing.T, capacity int) {
 			if got := left[k]; fmt.Sprint(got) != fmt.Sprint(vs) {
 				t.Fatalf("%s: callbacks for %v, want %v (lost or doubled)", k, got, vs)
 			}
+		}
+	}
+}
+
+// atomicStep runs one atomic update (which, 0 to 6) of k, a key only the
+// calling writer writes, whose live value the writer holds in cur, with
+// the new value v, checks what it returns, and records in want the
+// values that must leave (Replaced or Deleted).
+func atomicStep(t *testing.T, m *Map[string, int], k string, v, which int, cur map[string]int, want map[string][]int) {
+	t.Helper()
+	old, had := cur[k]
+	replaced := func() {
+		if had {
+			want[k] = append(want[k], old)
+		}
+		cur[k] = v
+	}
+	switch which {
+	case 0, 1, 2: // Compute: Write, Update, Remove
+		op := []ComputeOp{Write, Update, Remove}[which]
+		got, ok, err := m.Compute(k, time.Hour, func(o int, found bool) (int, ComputeOp) {
+			if found != had || o != old {
+				t.Errorf("Compute(%s) given %d, %v; want %d, %v (stale or lost)", k, o, found, old, had)
+			}
+			return v, op
+		})
+		if err != nil || ok != (op != Remove) || (ok && got != v) {
+			t.Errorf("Compute(%s, %v) = %d, %v, %v", k, op, got, ok, err)
+		}
+		if op != Remove {
+			replaced()
+		} else if had {
+			want[k] = append(want[k], old)
+			delete(cur, k)
+		}
+	case 3:
+		if got, ok := m.GetAndDelete(k); ok != had || got != old {
+			t.Errorf("GetAndDelete(%s) = %d, %v; want %d, %v", k, got, ok, old, had)
+		}
+		if had {
+			want[k] = append(want[k], old)
+			delete(cur, k)
+		}
+	case 4:
+		got, loaded, err := m.GetOrSet(k, v, time.Hour)
+		if err != nil || loaded != had || (had && got != old) || (!had && got != v) {
+			t.Errorf("GetOrSet(%s) = %d, %v, %v; held %d, %v", k, got, loaded, err, old, had)
+		}
+		if !had {
+			cur[k] = v
+		}
+	case 5:
+		if m.Update(k, v) != had {
+			t.Errorf("Update(%s) = %v, want %v", k, !had, had)
+		}
+		if had {
+			replaced()
+		}
+	default:
+		if m.CompareAndSwap(k, old+1, v) { // never the value held
+			t.Errorf("CompareAndSwap(%s) of a value it does not hold", k)
+		}
+		if m.CompareAndSwap(k, old, v) != had {
+			t.Errorf("CompareAndSwap(%s) = %v, want %v", k, !had, had)
+		}
+		if had {
+			replaced()
 		}
 	}
 }

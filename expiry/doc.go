@@ -67,13 +67,28 @@
 // deadline; readers are not affected, since they check the deadline
 // itself.
 //
+// # Atomic updates
+//
+// [Map.Compute] reads and writes one key under its shard's lock: its
+// function is given the live value, if any, and says whether to keep
+// the entry, write a value (with Compute's ttl, or keeping the entry's
+// deadline) or remove it. [Map.GetOrSet], [Map.SetIfAbsent],
+// [Map.GetAndDelete], [Map.CompareAndSwap] and [Map.CompareAndDelete]
+// are its common cases, as sync.Map has them; [Map.Update] writes a
+// value and keeps the entry's deadline. Gets do not wait for them.
+//
 // # Loading, sliding expiry, entries without a ttl
 //
 // [Map.GetOrLoad] fills a missing key from a [Loader], once per key
 // however many goroutines ask for it at the same moment (the others wait
 // for that call and share its value or error, or give up when their
 // context is done); the loader says how long the value lives, and its
-// errors are not stored. [WithSliding] makes a Get renew the entry it
+// errors are not stored. [Map.GetAllOrLoad] fills the keys it misses
+// with one call of a [BulkLoader], sharing loads per key with GetOrLoad.
+// [WithRefresh] reloads a value read after a refresh age in the
+// background, one reload per key at a time, while Gets go on returning
+// the old one. Stats counts the loads, their failures and the time
+// spent in them. [WithSliding] makes a Get renew the entry it
 // finds, lazily, writing nothing when the renewal is within
 // min(ttl/16, granularity) of the last. [NoTTL] is the ttl of an entry
 // that never expires, beside entries that do, and [Map.SetTTL] changes
@@ -92,6 +107,15 @@
 // entries have already left the map. A callback that panics is recovered
 // and reported ([WithPanicHandler]); delivery goes on with the next one.
 // [Map.Flush] waits for the callbacks queued so far.
+//
+// [WithOnInsert] and [WithOnUpdate] set callbacks told of every key the
+// map gains and every live value replaced (with the old value and the
+// new), by any method. They are delivered as eviction callbacks are, in
+// one queue with them, so a key's callbacks come in the order of its
+// changes; a map without them pays one predictable branch per write.
+//
+// [WithAges] makes Stats report how long the entries that left had been
+// in the map, by Reason: the figure for sizing a ttl.
 //
 // A callback may use the map, and any other: Get, Set, Delete, Snapshot,
 // Restore. It may Close a map too, which then closes without waiting for
@@ -114,8 +138,10 @@
 // life left, and costs O(log B) per bucket opened or closed, B being the
 // number of buckets, instead of a list node per entry and a write lock
 // on every Get as LRU would.
-// A map with a capacity has one shard, so that the entry closest to
-// expiry is found under one lock. The downside of this choice is that
+// [WithMaxWeight] bounds the total weight of the entries instead (or
+// as well), by a weigher, with the same order of eviction.
+// A map with a capacity or a maximum weight has one shard, so that the
+// entry closest to expiry is found under one lock. The downside of this choice is that
 // such a map serialises its writers as an unstriped map would.
 //
 // # Snapshots
@@ -141,10 +167,18 @@
 // callback, handler, logger, loader or context; a zero Wheel; a negative
 // capacity or granularity; Flush from a callback; a GetOrLoad from a
 // loader, through its context, of a key that load waits for; a key Go's
-// maps cannot hash, or a NaN key), or
+// maps cannot hash, or a NaN key; a Compute function's op that is none
+// of the four; a CompareAndSwap of values == cannot compare; a refresh
+// age or maximum weight of 0; a callback, loader or weigher of another
+// Map's K or V), or
 // an error wrapping one of the package's sentinels ([ErrTTL],
-// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion]) that repeats
-// the value (a ttl from Set, SetTTL or a Loader that is not positive);
-// never a crash inside the package, a hang, or a request
-// quietly changed.
+// [ErrClosed], [ErrUnencodable], [ErrCorrupt], [ErrVersion],
+// [ErrTooHeavy], [ErrNotFound]) that repeats the value (a ttl from Set,
+// SetTTL or a Loader that is not positive; the weight of an entry
+// heavier than the bound); never a crash inside the package, or a
+// request quietly changed. The one hang the package cannot see is a
+// call that waits for itself through a function the map runs under its
+// lock (a Compute function or a weigher that calls the map) or a loader
+// asked with another context: Go gives a goroutine no identity to tell
+// it from another goroutine's call (see Compute and GetOrLoad).
 package expiry

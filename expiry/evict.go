@@ -7,11 +7,31 @@ import (
 	"github.com/timewheel/timewheel/internal/stack"
 )
 
-// event is one eviction callback waiting to be delivered.
+// event is one callback waiting to be delivered: an eviction, with its
+// Reason, or an insert or an update, with why inserted or updated.
 type event[K comparable, V any] struct {
 	key K
-	val V
+	val V // the value that left; the new value of an insert or update
+	old V // the value an update replaced
 	why Reason
+}
+
+// inserted and updated are the whys of the events of WithOnInsert and
+// WithOnUpdate: never a Reason an entry leaves for.
+const (
+	inserted Reason = 0x40 + iota
+	updated
+)
+
+// queueChangeLocked queues the callback of an insert (why inserted) or
+// an update (why updated, old set) of k to v, as queueLocked does.
+func (s *shard[K, V]) queueChangeLocked(why Reason, k K, old, v V) {
+	m := s.m
+	m.evMu.Lock()
+	m.events = append(m.events, event[K, V]{key: k, val: v, old: old, why: why})
+	m.evMu.Unlock()
+	m.backlog.Add(1)
+	s.queued = true
 }
 
 // queueLocked counts an entry that left s, and queues its callback, if
@@ -22,7 +42,7 @@ func (s *shard[K, V]) queueLocked(k K, v V, why Reason) {
 	m := s.m
 	if m.onEvict != nil {
 		m.evMu.Lock()
-		m.events = append(m.events, event[K, V]{k, v, why})
+		m.events = append(m.events, event[K, V]{key: k, val: v, why: why})
 		m.evMu.Unlock()
 		m.backlog.Add(1)
 		s.queued = true
@@ -119,7 +139,14 @@ func (m *Map[K, V]) call(ev event[K, V]) {
 			m.panicHandler(r)
 		}
 	}()
-	m.onEvict(ev.key, ev.val, ev.why)
+	switch ev.why {
+	case inserted:
+		m.onInsert(ev.key, ev.val)
+	case updated:
+		m.onUpdate(ev.key, ev.old, ev.val)
+	default:
+		m.onEvict(ev.key, ev.val, ev.why)
+	}
 }
 
 // callFrame is the name of call's frame, and the prefix of its deferred

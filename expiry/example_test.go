@@ -226,3 +226,207 @@ func ExampleMap_SetTTL() {
 	fmt.Println(token, config)
 	// Output: false true
 }
+
+// A rate limiter: each client may make 3 requests in a fixed one-minute
+// window that starts with its first request. Compute counts atomically,
+// and Update keeps the window's deadline, so the count resets when the
+// window ends however often the client calls.
+func ExampleMap_Compute() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	requests := expiry.New[string, int](expiry.WithWheel(w))
+	defer requests.Close()
+
+	allow := func(client string) bool {
+		allowed := false // f runs once per call
+		requests.Compute(client, time.Minute, func(n int, found bool) (int, expiry.ComputeOp) {
+			if n >= 3 {
+				return n, expiry.Keep // over the limit: nothing changes
+			}
+			allowed = true
+			return n + 1, expiry.Update // a new client gets a minute; a known one keeps its window
+		})
+		return allowed
+	}
+	for range 4 {
+		fmt.Print(allow("ann"), " ")
+		clk.Advance(10 * time.Second)
+	}
+	clk.Advance(30 * time.Second) // 09:01:10: the window that began at 09:00 has ended
+	fmt.Println(allow("ann"))
+	// Output: true true true false true
+}
+
+// GetOrSet returns the value already stored, or stores the one given:
+// of two callers racing, both get the first one's value.
+func ExampleMap_GetOrSet() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	v, loaded, _ := m.GetOrSet("leader", "node-a", time.Minute)
+	fmt.Println(v, loaded)
+	v, loaded, _ = m.GetOrSet("leader", "node-b", time.Minute)
+	fmt.Println(v, loaded)
+	// Output:
+	// node-a false
+	// node-a true
+}
+
+func ExampleMap_SetIfAbsent() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	first, _ := m.SetIfAbsent("lock:report", "worker-1", 30*time.Second)
+	second, _ := m.SetIfAbsent("lock:report", "worker-2", 30*time.Second)
+	fmt.Println(first, second)
+	// Output: true false
+}
+
+// GetAndDelete takes a one-time code: only one of any number of callers
+// gets it.
+func ExampleMap_GetAndDelete() {
+	m := expiry.New[string, int]()
+	defer m.Close()
+	m.Set("otp:ann", 493817, 5*time.Minute)
+	code, ok := m.GetAndDelete("otp:ann")
+	fmt.Println(code, ok)
+	code, ok = m.GetAndDelete("otp:ann")
+	fmt.Println(code, ok)
+	// Output:
+	// 493817 true
+	// 0 false
+}
+
+// Update changes a value and keeps its deadline: the session still ends
+// an hour after it started.
+func ExampleMap_Update() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, string](expiry.WithWheel(w))
+	defer m.Close()
+
+	m.Set("s1", "ann, cart empty", time.Hour)
+	clk.Advance(20 * time.Minute)
+	fmt.Println(m.Update("s1", "ann, 2 items"), m.Update("s2", "bob"))
+	v, _ := m.Get("s1")
+	ttl, _ := m.TTL("s1")
+	fmt.Println(v, ttl)
+	// Output:
+	// true false
+	// ann, 2 items 40m0s
+}
+
+// CompareAndSwap changes a value only if it is still the one read.
+func ExampleMap_CompareAndSwap() {
+	m := expiry.New[string, string]()
+	defer m.Close()
+	m.Set("job:7", "queued", time.Hour)
+	fmt.Println(m.CompareAndSwap("job:7", "queued", "running"))
+	fmt.Println(m.CompareAndSwap("job:7", "queued", "running")) // another worker took it
+	fmt.Println(m.CompareAndDelete("job:7", "running"))
+	// Output:
+	// true
+	// false
+	// true
+}
+
+// Refresh ahead of expiry: a value read after half its ttl is reloaded in
+// the background, and Gets keep returning the old one until the new one
+// is stored. The reload runs on a goroutine of the map's: here the
+// example waits for it with an update callback.
+func ExampleWithRefresh() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	version := 1
+	reloaded := make(chan string, 1)
+	prices := expiry.New[string, string](
+		expiry.WithWheel(w),
+		expiry.WithRefresh(30*time.Second, func(ctx context.Context, sku string) (string, time.Duration, error) {
+			version++
+			return fmt.Sprintf("%s v%d", sku, version), time.Minute, nil
+		}),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnUpdate(func(sku, old, v string) { reloaded <- v }),
+	)
+	defer prices.Close()
+
+	prices.Set("apple", "apple v1", time.Minute)
+	clk.Advance(40 * time.Second)
+	v, _ := prices.Get("apple") // due for a reload: returns at once, reloads behind
+	fmt.Println(v)
+	fmt.Println(<-reloaded)
+	v, _ = prices.Get("apple")
+	ttl, _ := prices.TTL("apple")
+	fmt.Println(v, ttl)
+	// Output:
+	// apple v1
+	// apple v2
+	// apple v2 1m0s
+}
+
+// GetAllOrLoad fills the keys it misses with one call of the bulk loader,
+// as a page of users is read from a store in one query.
+func ExampleMap_GetAllOrLoad() {
+	m := expiry.New[int, string]()
+	defer m.Close()
+	m.Set(1, "ann", time.Hour)
+	query := func(ctx context.Context, ids []int) (map[int]expiry.Loaded[string], error) {
+		fmt.Println("query", ids)
+		found := map[int]expiry.Loaded[string]{}
+		for _, id := range ids {
+			if id != 3 { // no user 3
+				found[id] = expiry.Loaded[string]{Value: fmt.Sprint("user", id), TTL: 10 * time.Minute}
+			}
+		}
+		return found, nil
+	}
+	users, err := m.GetAllOrLoad(context.Background(), []int{1, 2, 3, 4}, query)
+	fmt.Println(users, err)
+	st := m.Stats()
+	fmt.Println(st.Loads, st.LoadFailures)
+	// Output:
+	// query [2 3 4]
+	// map[1:ann 2:user2 4:user4] <nil>
+	// 1 0
+}
+
+// A cache bounded by the bytes of its values: a new entry that does not
+// fit evicts the entries closest to expiry, and one larger than the
+// whole bound is refused.
+func ExampleWithMaxWeight() {
+	pages := expiry.New[string, []byte](
+		expiry.WithMaxWeight(1000, func(url string, body []byte) uint64 { return uint64(len(url) + len(body)) }),
+		expiry.WithInlineCallbacks(),
+		expiry.WithOnEvict(func(url string, _ []byte, why expiry.Reason) { fmt.Println(url, why) }),
+	)
+	defer pages.Close()
+	pages.Set("/a", make([]byte, 500), time.Minute)
+	pages.Set("/b", make([]byte, 400), time.Hour)
+	pages.Set("/c", make([]byte, 300), time.Hour) // /a, closest to expiry, makes room
+	err := pages.Set("/d", make([]byte, 2000), time.Hour)
+	fmt.Println(errors.Is(err, expiry.ErrTooHeavy), pages.Stats().Weight)
+	// Output:
+	// /a capacity
+	// true 704
+}
+
+// WithAges tells how long the entries that left had been in the map: here
+// sessions deleted (logged out) after 5 minutes on average, well before
+// their hour.
+func ExampleWithAges() {
+	clk := clock.NewVirtual(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
+	defer w.Close()
+	m := expiry.New[string, string](expiry.WithWheel(w), expiry.WithAges())
+	defer m.Close()
+	m.Set("s1", "ann", time.Hour)
+	m.Set("s2", "bob", time.Hour)
+	clk.Advance(4 * time.Minute)
+	m.Delete("s1")
+	clk.Advance(2 * time.Minute)
+	m.Delete("s2")
+	st := m.Stats()
+	fmt.Println(st.DeletedAge / time.Duration(st.Deleted))
+	// Output: 5m0s
+}

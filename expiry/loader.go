@@ -3,6 +3,7 @@ package expiry
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/timewheel/timewheel/internal/ticks"
@@ -16,9 +17,10 @@ type Loader[K comparable, V any] func(ctx context.Context, k K) (v V, ttl time.D
 // call is one run of a Loader, which the callers that ask for its key
 // while it runs wait for.
 type call[V any] struct {
-	done chan struct{} // closed when val and err are set
-	val  V
-	err  error
+	done   chan struct{} // closed when val and err are set
+	val    V
+	err    error
+	joined bool // guarded by the shard's mu; a GetOrLoad waits for it
 }
 
 // loading is the chain of calls a context runs the loaders of, so that a
@@ -39,7 +41,8 @@ type loadingKey struct{}
 // The loader runs on the first caller's goroutine with a context derived
 // from its ctx. An error from the loader, or a ttl that is not positive
 // (one wrapping [ErrTTL] naming the ttl and the key), is returned to
-// every caller that waited and stored nowhere: the next GetOrLoad calls
+// every caller that waited and stored nowhere (so is a value heavier
+// than the map's maximum weight, as ErrTooHeavy): the next GetOrLoad calls
 // a loader again. If the key is Set while the loader runs, that value
 // wins and is returned. On a closed map GetOrLoad returns ErrClosed (with
 // the value, if a loader made one), and on a closed wheel an error
@@ -86,6 +89,7 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 		return zero, ErrClosed
 	}
 	if c := s.loads[k]; c != nil {
+		c.joined = true
 		s.mu.Unlock()
 		for l, _ := ctx.Value(loadingKey{}).(*loading); l != nil; l = l.next {
 			if l.c == any(c) {
@@ -113,14 +117,17 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 // the callers waiting for c, even if load panics.
 func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, c *call[V], load Loader[K, V]) (v V, err error) {
 	finished := false
+	began := m.now()
 	defer func() {
 		if !finished {
+			m.loaded(began, false)
 			c.err = fmt.Errorf("expiry: GetOrLoad: the loader of key %v panicked", k)
 			m.endLoad(s, k, c)
 		}
 	}()
 	v, ttl, err := load(ctx, k)
 	finished = true
+	m.loaded(began, err == nil && ttl > 0)
 	switch {
 	case err != nil:
 		v = *new(V)
@@ -136,10 +143,15 @@ func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, 
 
 // storeLoaded stores v, made by a loader, under k for ttl, unless k was
 // Set meanwhile: then it returns the value set. It returns v and
-// ErrClosed if the map or its wheel is closed.
+// ErrClosed if the map or its wheel is closed, and an error wrapping
+// ErrTooHeavy for a value heavier than the map's maximum weight.
 func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Duration) (V, error) {
 	if err := m.w.Err(); err != nil {
 		return v, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if err := m.tooHeavy(k, v); err != nil {
+		var zero V
+		return zero, err
 	}
 	now := m.now()
 	s.mu.Lock()
@@ -150,7 +162,7 @@ func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Dur
 	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
 		v = e.val
 	} else {
-		s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	}
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()
@@ -166,4 +178,21 @@ func (m *Map[K, V]) endLoad(s *shard[K, V], k K, c *call[V]) {
 	}
 	s.mu.Unlock()
 	close(c.done)
+}
+
+// loadCounts are the loader statistics of a Map: every call of a Loader,
+// a BulkLoader or a reload of WithRefresh.
+type loadCounts struct {
+	calls, failures atomic.Uint64
+	nanos           atomic.Int64 // time spent in the calls, by the wheel's clock
+}
+
+// loaded counts a loader call that began at began (m.now()) and ended
+// now, and whether it made a value.
+func (m *Map[K, V]) loaded(began int64, ok bool) {
+	m.loads.calls.Add(1)
+	if !ok {
+		m.loads.failures.Add(1)
+	}
+	m.loads.nanos.Add(m.now() - began)
 }

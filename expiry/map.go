@@ -65,30 +65,42 @@ var ErrClosed = errors.New("expiry: map closed")
 // Len, All, Flush, Close, Snapshot, Restore and Stats panic on a nil *Map,
 // naming themselves: "expiry: Len called on a nil *Map". The methods on
 // the paths a cache takes for every key (Get, Set, GetOrLoad, TTL, Touch,
-// SetTTL, Delete) do not check, and die with a nil dereference.
+// SetTTL, Delete, and the atomic updates and bulk reads beside them) do
+// not check, and die with a nil dereference.
 type Map[K comparable, V any] struct {
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
-	ready        atomic.Bool
-	keys         keyKind // what checkKey must check of a key
-	w            *timewheel.Wheel
-	epoch        time.Time // the zero of deadlines; read with w.Since
-	gran         int64     // bucket span, ns
-	capacity     int       // 0: no bound
+	// The fields a Get reads come first, on as few cache lines as can be.
+	ready   atomic.Bool
+	keys    keyKind // what checkKey must check of a key
+	sliding bool    // Get renews
+	vals    valMode // how a Set stores a value that Gets read without the lock
+	inline  bool
+	bounded bool // capacity or maxWeight: one shard, and its buckets in order
+	hooks   bool // a weigher, refresh, ages, or an insert or update callback: see hooks.go
+	w       *timewheel.Wheel
+	epoch   time.Time        // the zero of deadlines; read with w.Since
+	refresh *refresher[K, V] // nil without WithRefresh
+	seed    maphash.Seed     // of the hash that picks a key's shard
+	mask    uint64           // len(shards)-1, a power of two less one
+	shards  []shard[K, V]    // each padded: no two share a written cache line
+
+	gran         int64  // bucket span, ns
+	capacity     int    // 0: no bound
+	maxWeight    uint64 // 0: no bound
+	weigher      func(K, V) uint64
 	onEvict      func(K, V, Reason)
-	inline       bool
-	sliding      bool    // Get renews
-	vals         valMode // how a Set stores a value that Gets read without the lock
+	onInsert     func(K, V)
+	onUpdate     func(K, V, V)
 	panicHandler func(any)
-	logger       *slog.Logger  // nil: slog.Default() at the time of logging
-	seed         maphash.Seed  // of the hash that picks a key's shard
-	mask         uint64        // len(shards)-1, a power of two less one
-	shards       []shard[K, V] // each padded: no two share a written cache line
-	initMu       sync.Mutex    // serialises the configuration of a zero Map
+	logger       *slog.Logger    // nil: slog.Default() at the time of logging
+	ages         *ageTable[K, V] // nil without WithAges
+	initMu       sync.Mutex      // serialises the configuration of a zero Map
 
 	closed atomic.Bool // Close was called
 
 	hits, misses stripe.Counter // Get calls, by outcome
+	loads        loadCounts     // loader calls
 
 	// Delivery of the eviction callbacks of every shard, in the order the
 	// entries left.
@@ -136,6 +148,17 @@ func (m *Map[K, V]) configure(cfg config) {
 	m.w = cfg.wheel
 	m.gran = int64(max(cfg.granularity, cfg.wheel.Resolution()))
 	m.capacity = cfg.capacity
+	if cfg.weigher != nil {
+		f, ok := cfg.weigher.(func(K, V) uint64)
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithMaxWeight weigher is %T, want %T", cfg.weigher, f))
+		}
+		m.maxWeight, m.weigher = cfg.maxWeight, f
+	}
+	m.bounded = m.capacity > 0 || m.weigher != nil
+	if cfg.ages {
+		m.ages = new(ageTable[K, V])
+	}
 	m.inline = cfg.inline
 	m.sliding = cfg.sliding
 	m.vals = valModeOf(reflect.TypeFor[V]())
@@ -147,17 +170,37 @@ func (m *Map[K, V]) configure(cfg config) {
 		}
 		m.onEvict = f
 	}
+	if cfg.onInsert != nil {
+		f, ok := cfg.onInsert.(func(K, V))
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithOnInsert callback is %T, want %T", cfg.onInsert, f))
+		}
+		m.onInsert = f
+	}
+	if cfg.onUpdate != nil {
+		f, ok := cfg.onUpdate.(func(K, V, V))
+		if !ok {
+			panic(fmt.Sprintf("expiry: New: WithOnUpdate callback is %T, want %T", cfg.onUpdate, f))
+		}
+		m.onUpdate = f
+	}
 	m.logger = cfg.logger
+	if cfg.refreshLoad != nil {
+		m.refresh = newRefresher[K, V](cfg)
+	} else if cfg.refreshErr != nil {
+		panic("expiry: New: WithRefreshErrorHandler without WithRefresh")
+	}
 	if m.panicHandler == nil {
 		m.panicHandler = m.logPanic
 	}
 	m.seed = maphash.MakeSeed()
-	m.shards = make([]shard[K, V], shardCount(m.capacity))
+	m.shards = make([]shard[K, V], shardCount(m.bounded))
 	m.mask = uint64(len(m.shards) - 1)
 	for i := range m.shards {
 		m.shards[i].m = m
 	}
 	m.epoch = m.w.Now()
+	m.hooks = m.weigher != nil || m.refresh != nil || m.ages != nil || m.onInsert != nil || m.onUpdate != nil
 	m.idle.L = &m.evMu
 }
 
@@ -192,6 +235,15 @@ func (m *Map[K, V]) initSlow() {
 func (m *Map[K, V]) checkKey(op string, k K) {
 	if m.keys != plainKeys {
 		if p := keyProblem(k, m.keys, op == "Set"); p != "" {
+			panic(fmt.Sprintf("expiry: %s called with a %s", op, p))
+		}
+	}
+}
+
+// checkNewKey is checkKey for a method other than Set that may store k.
+func (m *Map[K, V]) checkNewKey(op string, k K) {
+	if m.keys != plainKeys {
+		if p := keyProblem(k, m.keys, true); p != "" {
 			panic(fmt.Sprintf("expiry: %s called with a %s", op, p))
 		}
 	}
@@ -246,8 +298,10 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // then says Replaced). It returns an error wrapping ErrTTL, and repeating
 // ttl, if ttl is not positive; ErrClosed if the map is closed; and one
 // wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
-// closed. Nothing is stored then. In a full map, a new key first evicts
-// the entry closest to expiry. Set locks k's shard only.
+// closed; and one wrapping ErrTooHeavy if v alone is heavier than the
+// map's maximum weight (WithMaxWeight). Nothing is stored then. In a
+// full map, a new key first evicts the entry closest to expiry. Set
+// locks k's shard only.
 //
 // Gets read values without a lock, so a Set of a key that is there
 // never writes a value a Get may be copying: a V of one machine word or
@@ -270,6 +324,11 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	if m.hooks {
+		if err := m.tooHeavy(k, v); err != nil {
+			return err
+		}
+	}
 	s, h := m.locate(k)
 	now := m.now()
 	s.mu.Lock()
@@ -277,7 +336,7 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.setLocked(k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+	s.setLocked(s.items.find(k, h), k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
 	kick := s.takeQueuedLocked()
 	s.mu.Unlock()
 	m.deliver(kick)
@@ -318,6 +377,9 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 			}
 			if !m.sliding || m.slide(e, d, now) {
 				m.hits.AddPinned()
+				if m.refresh != nil {
+					m.checkRefresh(s, e, now)
+				}
 				return v, true
 			}
 		}
@@ -334,6 +396,9 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 			}
 			s.mu.RUnlock()
 			m.hits.AddPinned()
+			if m.refresh != nil {
+				m.checkRefresh(s, e, now)
+			}
 			return v, true
 		}
 	}
@@ -480,22 +545,7 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 func (m *Map[K, V]) Delete(k K) bool {
 	m.init()
 	m.checkKey("Delete", k)
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	live := false
-	if e != nil {
-		live = e.freeze() > now
-		why := Deleted
-		if !live {
-			why = Expired
-		}
-		s.removeLocked(e, h, why)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
+	_, live := m.delete(k)
 	return live
 }
 
@@ -579,6 +629,9 @@ func (m *Map[K, V]) Close() error {
 		s.mu.Lock()
 		s.closeLocked()
 		s.mu.Unlock()
+	}
+	if m.refresh != nil {
+		m.refresh.close()
 	}
 	m.evMu.Lock()
 	defer m.evMu.Unlock()

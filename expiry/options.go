@@ -17,10 +17,18 @@ type config struct {
 	granularity  time.Duration
 	capacity     int
 	onEvict      any // func(K, V, Reason); checked by New
+	onInsert     any // func(K, V); checked by New
+	onUpdate     any // func(K, V, V); checked by New
 	inline       bool
 	sliding      bool
 	panicHandler func(any)
 	logger       *slog.Logger
+	refreshAfter time.Duration
+	refreshLoad  any // Loader[K, V]; checked by New
+	refreshErr   any // func(K, error); checked by New
+	maxWeight    uint64
+	weigher      any // func(K, V) uint64; checked by New
+	ages         bool
 }
 
 // DefaultGranularity is the span of an expiry bucket unless
@@ -74,6 +82,35 @@ func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
 	return func(c *config) { c.onEvict = f }
 }
 
+// WithOnInsert sets the callback told of every key the map gains, with
+// its value: a key without a live entry that Set, Compute, GetOrSet,
+// SetIfAbsent, GetOrLoad or Restore gives one. Its K and V must be those
+// of the Map, or New panics. It runs as eviction callbacks do (outside
+// the map's lock, one at a time, with them, in the order of the changes:
+// the Expired callback of a key's old entry comes before the insert of
+// its new one), and is counted in Stats.Backlog; see the package
+// documentation. A map without it pays one predictable branch per new
+// key. WithOnInsert panics if f is nil.
+func WithOnInsert[K comparable, V any](f func(k K, v V)) Option {
+	if f == nil {
+		panic("expiry: WithOnInsert: nil callback")
+	}
+	return func(c *config) { c.onInsert = f }
+}
+
+// WithOnUpdate sets the callback told of every value that replaces a
+// live one, with the old value and the new: by Set, Update, Compute,
+// CompareAndSwap, a loader or Restore. The eviction callback, if any, is
+// told of the old value too, with Reason Replaced, just before. Its K
+// and V must be those of the Map, or New panics. It runs as WithOnInsert's
+// callback does. WithOnUpdate panics if f is nil.
+func WithOnUpdate[K comparable, V any](f func(k K, old, new V)) Option {
+	if f == nil {
+		panic("expiry: WithOnUpdate: nil callback")
+	}
+	return func(c *config) { c.onUpdate = f }
+}
+
 // WithInlineCallbacks makes eviction callbacks run on the goroutine that
 // made the entries leave, after the map's lock is released, instead of on
 // the map's own delivery goroutine: the caller of Set, Delete or Restore,
@@ -123,4 +160,46 @@ func WithLogger(l *slog.Logger) Option {
 // not renew.
 func WithSliding() Option {
 	return func(c *config) { c.sliding = true }
+}
+
+// WithRefresh makes the map reload values ahead of their expiry: a Get
+// (or GetOrLoad, or GetOrSet) that finds a value written (set, loaded,
+// updated) at least after ago returns it at once, and starts a reload of
+// the key by load on a goroutine of the map's; when it returns, its
+// value and ttl are stored as a Set would store them, unless the key was
+// written or left meanwhile. Until then, Gets return the old value, and
+// start no other reload of the key: one reload per key at a time, and at
+// most [MaxRefreshes] per map. A reload that fails (an error, a ttl that
+// is not positive, a panic) keeps the old value until it expires, is
+// counted in Stats.RefreshFailures and handed to the handler of
+// [WithRefreshErrorHandler]; the next Get of the key tries again. The
+// refresh age counts from the write, whatever Touch, SetTTL or a
+// sliding Get does to the deadline, and applies to [NoTTL] entries too.
+// The loader's context is cancelled by Close, which waits for the
+// reloads running. Its K and V must be those of the Map, or New panics.
+//
+// A map with WithRefresh keeps, beside each entry, its refresh time (a
+// small allocation per write) and looks it up on every hit; a map
+// without pays one predictable branch per Get and per write.
+// WithRefresh panics if after is not positive or load is nil.
+func WithRefresh[K comparable, V any](after time.Duration, load Loader[K, V]) Option {
+	if after <= 0 {
+		panic(fmt.Sprintf("expiry: WithRefresh: non-positive refresh age %v", after))
+	}
+	if load == nil {
+		panic("expiry: WithRefresh: nil loader")
+	}
+	return func(c *config) { c.refreshAfter, c.refreshLoad = after, load }
+}
+
+// WithRefreshErrorHandler sets what is told, on the reload's goroutine,
+// of every reload of [WithRefresh] that failed, with the key and the
+// error; a handler that panics is recovered for the panic handler. Its
+// K must be the Map's, or New panics. WithRefreshErrorHandler panics if
+// f is nil.
+func WithRefreshErrorHandler[K comparable](f func(k K, err error)) Option {
+	if f == nil {
+		panic("expiry: WithRefreshErrorHandler: nil handler")
+	}
+	return func(c *config) { c.refreshErr = f }
 }

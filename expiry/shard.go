@@ -20,7 +20,7 @@ type shard[K comparable, V any] struct {
 
 	m       *Map[K, V]
 	buckets map[int64]*bucket[K, V] // guarded by mu; by due; made by the first Set
-	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity
+	order   bucketHeap[K, V]        // guarded by mu; kept only with a capacity or a maximum weight
 	last    *bucket[K, V]           // guarded by mu; the bucket linked into last
 	left    [Capacity + 1]uint64    // guarded by mu; entries that left, by Reason
 	loads   map[K]*call[V]          // guarded by mu; loaders running, by key
@@ -30,17 +30,23 @@ type shard[K comparable, V any] struct {
 	_     [128]byte   // keeps the lines writers write off the index's
 	items index[K, V] // written under mu; read by Gets without it
 	_     [128]byte   // keeps the next shard's lock off the index's lines
+
+	// Written by the options alone, after the pad, so that a map without
+	// them writes the same lines as before they were added.
+	weight int64               // guarded by mu; the entries' total, with a maximum weight
+	age    [Capacity + 1]int64 // guarded by mu; the time in the map of the entries that left, with WithAges
 }
 
 // maxShards bounds the number of shards of a Map.
 const maxShards = 256
 
-// shardCount returns the number of shards of a Map: one with a capacity,
-// since evicting the entry closest to expiry must see every deadline
-// under one lock; otherwise the power of two at or above 8×GOMAXPROCS,
-// so that two goroutines rarely want one lock, up to maxShards.
-func shardCount(capacity int) int {
-	if capacity > 0 {
+// shardCount returns the number of shards of a Map: one with a capacity
+// or a maximum weight (bounded), since evicting the entry closest to
+// expiry must see every deadline under one lock; otherwise the power of
+// two at or above 8×GOMAXPROCS, so that two goroutines rarely want one
+// lock, up to maxShards.
+func shardCount(bounded bool) int {
+	if bounded {
 		return 1
 	}
 	n := 1
@@ -75,8 +81,8 @@ func (m *Map[K, V]) unlockAll() {
 	}
 }
 
-// setLocked stores v under k with the given deadline.
-// h is k's hash.
+// setLocked stores v under k with the given deadline. h is k's hash,
+// and e what s.items.find(k, h) returned: k's entry, or nil.
 //
 // Gets read an entry's value without the lock (see valMode): a value
 // that fits one atomic store is stored in place, between a deadline of
@@ -84,10 +90,13 @@ func (m *Map[K, V]) unlockAll() {
 // entry's; any other value, and any Set of an earlier deadline, goes in a
 // new entry, which takes the old one's place in the index and in its
 // bucket (see replaceLocked).
-func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
-	e := s.items.find(k, h)
+func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	if e != nil {
-		switch d := e.freeze(); {
+		d := e.freeze()
+		if s.m.hooks && d > now {
+			s.replacingLocked(e, v, d, now)
+		}
+		switch {
 		case d <= now:
 			s.removeLocked(e, h, Expired) // it had left already; only its timer had not run
 		case s.m.vals != valCopy && deadline >= d:
@@ -98,10 +107,16 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 			}
 			s.moveLocked(e, deadline, now) // unfreezes e
 			s.queueLocked(k, old, Replaced)
+			if s.m.hooks {
+				s.replacedLocked(e, k, old, v, now)
+			}
 			return
 		default:
-			s.replaceLocked(e, h, v, ttl, deadline, now)
+			ne := s.replaceLocked(e, h, v, ttl, deadline, now)
 			s.queueLocked(k, e.val, Replaced)
+			if s.m.hooks {
+				s.replacedLocked(ne, k, e.val, v, now)
+			}
 			return
 		}
 	}
@@ -109,18 +124,28 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 	if s.buckets == nil {
 		s.buckets = make(map[int64]*bucket[K, V])
 	}
-	if c := s.m.capacity; c > 0 && s.items.n >= c {
-		s.evictOneLocked(now)
+	if s.m.bounded {
+		if c := s.m.capacity; c > 0 && s.items.n >= c {
+			s.evictOneLocked(now)
+		}
+		if s.m.weigher != nil {
+			w := s.weightLocked(k, v)
+			s.fitLocked(w, nil, 0, now)
+			s.weight += w
+		}
 	}
 	s.items.insert(ne, h, s.m.seed)
 	s.linkLocked(ne, deadline, now)
+	if s.m.hooks {
+		s.insertedLocked(ne, k, v, now)
+	}
 }
 
 // replaceLocked gives e, frozen, whose key's hash is h, a successor: a new
 // entry of v, ttl and deadline, which takes e's place in its bucket, is
 // filed by its deadline, and only then takes e's place in the index. e
 // stays frozen, so that a reader who found it takes the lock and finds
-// the new entry.
+// the new entry. It returns the new entry.
 //
 // An entry's deadline only moves later while it is in the index, but
 // for the moments it is frozen: a value stored in place, or a deadline
@@ -130,11 +155,37 @@ func (s *shard[K, V]) setLocked(k K, h uint64, v V, ttl time.Duration, deadline,
 // earlier value (as a Set of a shorter ttl then a Set of a longer one
 // can make it). So a Set whose deadline is earlier than the entry's, and
 // a SetTTL or Touch that moves one earlier, replace the entry instead.
-func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) {
+func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
 	s.items.replace(e, ne, h)
+	if s.m.hooks {
+		s.movedLocked(e, ne) // the caller that writes a new value says so
+	}
+	return ne
+}
+
+// updateLocked stores v in e, frozen at deadline d (live at now), whose
+// key's hash is h, keeping d and e's ttl, and queues the old value's
+// callback, Replaced. A value stored in place keeps the deadline it was
+// read with (see readVal: a Get pairs either value with d, which both
+// belong to); any other goes in a new entry (see replaceLocked).
+func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
+	old := e.val
+	if s.m.hooks {
+		s.replacingLocked(e, v, d, now)
+	}
+	if s.m.vals != valCopy {
+		s.m.storeValLocked(e, v)
+		e.deadline.Store(d)
+	} else {
+		e = s.replaceLocked(e, h, v, time.Duration(e.ttl.Load()), d, now)
+	}
+	s.queueLocked(e.key, old, Replaced)
+	if s.m.hooks {
+		s.replacedLocked(e, e.key, old, v, now)
+	}
 }
 
 // newEntry returns an entry of k and v, not yet in the index or a
@@ -171,6 +222,9 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
+	if s.m.hooks {
+		s.removedLocked(e, why)
+	}
 	s.queueLocked(e.key, e.val, why)
 }
 
@@ -213,7 +267,13 @@ func (s *shard[K, V]) closeLocked() {
 		b.t.Stop()
 	}
 	clear(s.buckets)
+	if s.m.ages != nil {
+		for e := range s.items.all() {
+			s.m.ages.born.Delete(e)
+		}
+	}
 	s.items.reset()
+	s.weight = 0
 	s.order, s.last = nil, nil
 }
 

@@ -164,6 +164,11 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 	if err := m.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	}
+	for _, rec := range recs {
+		if err := m.tooHeavy(rec.Key, rec.Value); err != nil {
+			return err
+		}
+	}
 	now := m.now()
 	nowWall := m.epoch.Add(time.Duration(now))
 	m.lockAll()
@@ -184,7 +189,7 @@ func (m *Map[K, V]) Restore(r io.Reader) error {
 			}
 			deadline = ticks.Add(now, int64(left))
 		}
-		s.setLocked(rec.Key, h, rec.Value, time.Duration(rec.TTL), deadline, now)
+		s.setLocked(s.items.find(rec.Key, h), rec.Key, h, rec.Value, time.Duration(rec.TTL), deadline, now)
 		kick = s.takeQueuedLocked() || kick
 	}
 	m.unlockAll()

@@ -30,6 +30,16 @@ func (m *Map[K, V]) verify() error {
 	if m.capacity > 0 && (len(m.shards) != 1 || total > m.capacity) {
 		return fmt.Errorf("%d entries in %d shards, capacity %d", total, len(m.shards), m.capacity)
 	}
+	if m.weigher != nil {
+		s := &m.shards[0]
+		var w int64
+		for e := range s.items.all() {
+			w += int64(m.weigher(e.key, e.val))
+		}
+		if len(m.shards) != 1 || w != s.weight || w > int64(m.maxWeight) {
+			return fmt.Errorf("weight %d counted %d in %d shards, maximum %d", w, s.weight, len(m.shards), m.maxWeight)
+		}
+	}
 	return nil
 }
 
@@ -64,7 +74,7 @@ func (s *shard[K, V]) verifyLocked() (int, error) {
 	if total != s.items.n {
 		return 0, fmt.Errorf("%d entries in buckets, %d in items", total, s.items.n)
 	}
-	if s.m.capacity == 0 {
+	if !s.m.bounded {
 		if len(s.order) != 0 {
 			return 0, fmt.Errorf("heap of %d buckets without a capacity", len(s.order))
 		}

@@ -1,0 +1,357 @@
+package expiry
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/timewheel/timewheel/internal/ticks"
+)
+
+// Atomic read-modify-write of one key. Every method here holds the key's
+// shard's write lock from the moment it reads the key's entry to the
+// moment it has written it, so no other write of the key (Set, Delete,
+// another of these, an expiry) comes between the read and the write.
+// Gets do not wait for it: they see the entry as it was before or as it
+// is after.
+
+// ComputeOp says what [Map.Compute] does with the key's entry once its
+// function returns.
+type ComputeOp uint8
+
+const (
+	// Keep leaves the entry as it was; a key without a live entry stays
+	// without one. It is the zero ComputeOp.
+	Keep ComputeOp = iota
+	// Write stores the value returned for Compute's ttl, as Set does:
+	// the entry's deadline becomes now plus the ttl.
+	Write
+	// Update stores the value returned and keeps the entry's deadline
+	// and ttl, as [Map.Update] does; a key without a live entry gets a
+	// new one for Compute's ttl.
+	Update
+	// Remove deletes the entry, as Delete does (its callback says
+	// Deleted); a key without a live entry stays without one.
+	Remove
+)
+
+var computeOpNames = [...]string{Keep: "Keep", Write: "Write", Update: "Update", Remove: "Remove"}
+
+// String returns the op's name: "Keep", "Write", "Update" or "Remove".
+func (op ComputeOp) String() string {
+	if int(op) < len(computeOpNames) {
+		return computeOpNames[op]
+	}
+	return "ComputeOp(" + strconv.Itoa(int(op)) + ")"
+}
+
+// Compute calls f with k's live value and true, or the zero V and false,
+// and does what the op f returns says: [Keep] the entry as it is, [Write]
+// the value f returns for ttl, [Update] it keeping the entry's deadline,
+// or [Remove] the entry. It returns k's value after that and true, or
+// the zero V and false if k is left without a live entry. A value that
+// replaces another gets the callback Replaced for the old one, as Set's
+// does; a removed one Deleted. Compute returns an error wrapping ErrTTL,
+// repeating ttl, if ttl is not positive, even if f would not write;
+// ErrClosed on a closed map, and an error wrapping both ErrClosed and
+// timewheel.ErrClosed if the map's wheel is closed (f is not called
+// then); and, changing nothing, an error wrapping ErrTooHeavy if f
+// writes a value heavier than the map's maximum weight.
+//
+// f runs once per call, on the caller's goroutine, with k's shard
+// write-locked: no write of k, and none of the other keys of its shard,
+// happens while it runs, and Gets and Touches of k see the entry as it
+// was before f or as Compute leaves it, never a state in between. f must
+// therefore be short, and must not call the map, for k or any other key,
+// except with Get, TTL or All: the locks are not reentrant, so a call that
+// takes k's shard's lock (Set, Delete, Compute, GetOrLoad, Touch on
+// contention...) waits for f, which waits for it, for ever. Go gives a
+// goroutine no identity to tell that call from another goroutine's, so
+// Compute cannot see it coming (see GetOrLoad). If f panics, nothing is
+// changed, the lock is released, and the panic goes on to the caller.
+// An op that is none of the four panics, naming it, and changes nothing.
+//
+// Compute neither counts a hit or a miss nor renews a sliding entry. The
+// complexity is O(1) plus f, plus O(log B) with a capacity when it opens
+// or closes a bucket; it allocates an entry when it stores a new key, or
+// a value not stored in place (see Set).
+func (m *Map[K, V]) Compute(k K, ttl time.Duration, f func(old V, found bool) (V, ComputeOp)) (V, bool, error) {
+	m.init()
+	var zero V
+	if ttl <= 0 {
+		return zero, false, fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	if f == nil {
+		panic("expiry: Compute called with a nil function")
+	}
+	m.checkNewKey("Compute", k)
+	if err := m.w.Err(); err != nil {
+		return zero, false, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	s, h := m.locate(k)
+	v, ok, kick, err := s.compute(k, h, ttl, m.now(), f)
+	m.deliver(kick)
+	return v, ok, err
+}
+
+// compute is Compute under k's shard's lock, which it releases even if f
+// panics. It reports, in kick, whether a callback was queued.
+func (s *shard[K, V]) compute(k K, h uint64, ttl time.Duration, now int64, f func(V, bool) (V, ComputeOp)) (v V, ok, kick bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return v, false, false, ErrClosed
+	}
+	e := s.items.find(k, h)
+	var old V
+	// A live entry stays live while the lock is held: only a writer
+	// moves a deadline earlier, and Touches only move it later.
+	found := e != nil && e.deadline.Load() > now
+	if found {
+		old = e.val
+	}
+	nv, op := f(old, found)
+	if op == Write || op == Update {
+		if err := s.m.tooHeavy(k, nv); err != nil {
+			return v, false, false, err
+		}
+	}
+	switch op {
+	case Keep:
+		if found {
+			v, ok = old, true
+		}
+		return v, ok, false, nil
+	case Write:
+		s.setLocked(e, k, h, nv, ttl, ticks.Add(now, int64(ttl)), now)
+	case Update:
+		if found {
+			s.updateLocked(e, h, nv, e.freeze(), now)
+		} else {
+			s.setLocked(e, k, h, nv, ttl, ticks.Add(now, int64(ttl)), now)
+		}
+	case Remove:
+		if e != nil {
+			s.removeLocked(e, h, s.whyGone(e.freeze(), now))
+		}
+		return v, false, s.takeQueuedLocked(), nil
+	default:
+		panic(fmt.Sprintf("expiry: Compute's function returned %v, which is none of Keep, Write, Update and Remove", op))
+	}
+	return nv, true, s.takeQueuedLocked(), nil
+}
+
+// whyGone is the Reason of an entry a caller removes, frozen at deadline
+// d: Deleted if it was live at now, Expired if only its timer had not
+// run.
+func (s *shard[K, V]) whyGone(d, now int64) Reason {
+	if d > now {
+		return Deleted
+	}
+	return Expired
+}
+
+// GetOrSet returns k's live value and true, as Get does; or, if k has
+// none, stores v under k for ttl, as Set does, and returns v and false.
+// Of concurrent GetOrSets of one absent key, exactly one stores its v,
+// and the others return it. It returns an error wrapping ErrTTL,
+// repeating ttl, if ttl is not positive (whether or not k has a value),
+// and, when it would store v, ErrClosed on a closed map, an error
+// wrapping both ErrClosed and timewheel.ErrClosed on a closed wheel, or
+// one wrapping ErrTooHeavy for a v heavier than the maximum weight.
+// A hit costs what Get costs, takes no lock, and counts a hit (with
+// [WithSliding], renews the entry); a miss counts a miss, then takes k's
+// shard's lock and costs what Set costs. The complexity is O(1), plus
+// O(log B) with a capacity when it opens or closes a bucket.
+func (m *Map[K, V]) GetOrSet(k K, v V, ttl time.Duration) (V, bool, error) {
+	m.init()
+	if ttl <= 0 {
+		var zero V
+		return zero, false, fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	m.checkNewKey("GetOrSet", k)
+	if got, ok := m.get(k); ok {
+		return got, true, nil
+	}
+	return m.setIfAbsent(k, v, ttl)
+}
+
+// SetIfAbsent stores v under k for ttl, as Set does, if k has no live
+// entry, and reports whether it did; if k has one, it changes nothing
+// and reports false. Of concurrent SetIfAbsents of one absent key,
+// exactly one reports true. Its errors are GetOrSet's, with false. It
+// takes k's shard's lock, and counts no hit or miss. The complexity is
+// O(1), plus O(log B) with a capacity when it opens or closes a bucket.
+func (m *Map[K, V]) SetIfAbsent(k K, v V, ttl time.Duration) (bool, error) {
+	m.init()
+	if ttl <= 0 {
+		return false, fmt.Errorf("%w %v", ErrTTL, ttl)
+	}
+	m.checkNewKey("SetIfAbsent", k)
+	_, loaded, err := m.setIfAbsent(k, v, ttl)
+	return !loaded && err == nil, err
+}
+
+// setIfAbsent stores v under k for ttl if k has no live entry, under the
+// lock, and returns v and false; or k's live value and true.
+func (m *Map[K, V]) setIfAbsent(k K, v V, ttl time.Duration) (V, bool, error) {
+	if err := m.w.Err(); err != nil {
+		var zero V
+		return zero, false, fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if err := m.tooHeavy(k, v); err != nil {
+		var zero V
+		return zero, false, err
+	}
+	s, h := m.locate(k)
+	now := m.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		var zero V
+		return zero, false, ErrClosed
+	}
+	e := s.items.find(k, h)
+	if e != nil && e.deadline.Load() > now {
+		got := e.val
+		s.mu.Unlock()
+		return got, true, nil
+	}
+	s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return v, false, nil
+}
+
+// GetAndDelete removes k's entry, as Delete does, and returns the value
+// it had and true if it was live; the zero V and false if k had no live
+// entry (one past its deadline whose timer has not run leaves with
+// Reason Expired, as with Delete). It counts no hit or miss. The
+// complexity is O(1), plus O(log B) with a capacity when it closes a
+// bucket.
+func (m *Map[K, V]) GetAndDelete(k K) (V, bool) {
+	m.init()
+	m.checkKey("GetAndDelete", k)
+	return m.delete(k)
+}
+
+// delete removes k's entry and returns its value and true if it was live.
+func (m *Map[K, V]) delete(k K) (V, bool) {
+	s, h := m.locate(k)
+	now := m.now()
+	s.mu.Lock()
+	e := s.items.find(k, h)
+	var v V
+	live := false
+	if e != nil {
+		why := s.whyGone(e.freeze(), now)
+		if live = why == Deleted; live {
+			v = e.val
+		}
+		s.removeLocked(e, h, why)
+	}
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return v, live
+}
+
+// Update stores v under k, keeping the deadline and the ttl of k's live
+// entry, and reports true; if k has no live entry it stores nothing and
+// reports false (false too, storing nothing, for a v heavier than the
+// map's maximum weight). The old value's callback says Replaced. It is
+// the write
+// of a value whose life was fixed when it was made (a token refreshed in
+// place, a counter in a fixed window), which Set, taking a ttl, cannot
+// do without a race between reading the deadline and writing. Update
+// takes k's shard's lock; a V stored in place (see Set) is stored without
+// an allocation, any other V in a new entry. The complexity is O(1).
+func (m *Map[K, V]) Update(k K, v V) bool {
+	m.init()
+	m.checkKey("Update", k)
+	if m.tooHeavy(k, v) != nil {
+		return false
+	}
+	s, h := m.locate(k)
+	now := m.now()
+	s.mu.Lock()
+	e := s.items.find(k, h)
+	ok := e != nil && e.deadline.Load() > now
+	if ok {
+		s.updateLocked(e, h, v, e.freeze(), now)
+	}
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return ok
+}
+
+// CompareAndSwap stores new under k, keeping the entry's deadline and
+// ttl as Update does, if k's live value equals old, and reports whether
+// it did. Values are compared as Go's == compares them, so V must be
+// comparable: CompareAndSwap panics, naming the type, if old's is not (a
+// slice, a map, a func, or an interface holding one), as sync.Map's
+// does. It takes k's shard's lock. The complexity is O(1).
+func (m *Map[K, V]) CompareAndSwap(k K, old, new V) bool {
+	m.init()
+	m.checkKey("CompareAndSwap", k)
+	checkComparable("CompareAndSwap", old)
+	if m.tooHeavy(k, new) != nil {
+		return false
+	}
+	s, h := m.locate(k)
+	now := m.now()
+	s.mu.Lock()
+	e := s.items.find(k, h)
+	ok := e != nil && e.deadline.Load() > now && equal(e.val, old)
+	if ok {
+		s.updateLocked(e, h, new, e.freeze(), now)
+	}
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return ok
+}
+
+// CompareAndDelete removes k's entry, as Delete does, if its live value
+// equals old, and reports whether it did. It compares, and panics, as
+// CompareAndSwap does. It takes k's shard's lock. The complexity is
+// O(1), plus O(log B) with a capacity when it closes a bucket.
+func (m *Map[K, V]) CompareAndDelete(k K, old V) bool {
+	m.init()
+	m.checkKey("CompareAndDelete", k)
+	checkComparable("CompareAndDelete", old)
+	s, h := m.locate(k)
+	now := m.now()
+	s.mu.Lock()
+	e := s.items.find(k, h)
+	ok := e != nil && e.deadline.Load() > now && equal(e.val, old)
+	if ok {
+		s.removeLocked(e, h, s.whyGone(e.freeze(), now))
+	}
+	kick := s.takeQueuedLocked()
+	s.mu.Unlock()
+	m.deliver(kick)
+	return ok
+}
+
+// checkComparable panics, naming op and the type, if v cannot be compared
+// with ==.
+func checkComparable[V any](op string, v V) {
+	t := reflect.TypeFor[V]()
+	if !t.Comparable() {
+		panic(fmt.Sprintf("expiry: %s called on a Map whose values, of type %v, are not comparable", op, t))
+	}
+	if keyKindOf(t) == anyKeys { // it holds an interface, which may hold a slice
+		if rv := reflect.ValueOf(any(v)); rv.IsValid() && !rv.Comparable() {
+			panic(fmt.Sprintf("expiry: %s called with a value holding an incomparable type: %#v", op, v))
+		}
+	}
+}
+
+// equal reports whether a == b; the caller has checked that b is
+// comparable, which makes the comparison safe whatever a holds (two
+// interfaces of different dynamic types are unequal without panicking).
+func equal[V any](a, b V) bool { return any(a) == any(b) }

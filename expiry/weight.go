@@ -1,0 +1,89 @@
+package expiry
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrTooHeavy is returned, wrapped with the weight and the bound, for a
+// value heavier on its own than the map's maximum weight ([WithMaxWeight]):
+// no eviction could make room for it, so it is not stored.
+var ErrTooHeavy = errors.New("expiry: entry heavier than the maximum weight")
+
+// WithMaxWeight bounds the total weight of the map's entries, each
+// weighed by weigher when it is stored (bytes, say). Storing an entry
+// that would take the total past max first evicts the entries closest to
+// expiry (Reason Capacity, or Expired if past their deadline), as
+// [WithCapacity] does, never the key being written; an entry heavier
+// than max alone is refused with an error wrapping [ErrTooHeavy] (Set,
+// Compute, GetOrSet, SetIfAbsent, the loaders, Restore), or false
+// (Update, CompareAndSwap), and the map is left as it was. It may be
+// combined with WithCapacity; a map with either has one shard (see the
+// package documentation).
+//
+// weigher is called under the map's lock, for each value stored and
+// again for each value that leaves or is replaced, so it must be cheap,
+// must not call the map, and must give the same weight for the same key
+// and value each time: a value whose weight changes while it is in the
+// map (a pointer to something that grows) makes the total wrong. Its K
+// and V must be those of the Map, or New panics. WithMaxWeight panics if
+// max is 0 or weigher is nil.
+func WithMaxWeight[K comparable, V any](max uint64, weigher func(K, V) uint64) Option {
+	if max == 0 {
+		panic("expiry: WithMaxWeight: maximum weight 0 (leave the option out for no bound)")
+	}
+	if weigher == nil {
+		panic("expiry: WithMaxWeight: nil weigher")
+	}
+	return func(c *config) { c.maxWeight, c.weigher = max, weigher }
+}
+
+// tooHeavy returns the error for storing v under k if v alone is heavier
+// than the maximum weight, or nil.
+func (m *Map[K, V]) tooHeavy(k K, v V) error {
+	if m.weigher == nil {
+		return nil
+	}
+	if w := m.weigher(k, v); w > m.maxWeight {
+		return fmt.Errorf("%w: key %v weighs %d, the maximum is %d", ErrTooHeavy, k, w, m.maxWeight)
+	}
+	return nil
+}
+
+// weightLocked returns the weight of k and v as an int64, for the
+// shard's total; 0 without a weigher.
+func (s *shard[K, V]) weightLocked(k K, v V) int64 {
+	if s.m.weigher == nil {
+		return 0
+	}
+	return int64(s.m.weigher(k, v))
+}
+
+// fitLocked makes room for delta more weight in a map with a maximum
+// weight, evicting the entries closest to expiry until it fits. keep, if
+// not nil, is the entry being written, frozen at deadline d: it is taken
+// out of its bucket meanwhile, so that it is not evicted, and put back
+// with its deadline still frozen.
+func (s *shard[K, V]) fitLocked(delta int64, keep *entry[K, V], d, now int64) {
+	max := int64(s.m.maxWeight)
+	if s.weight+delta <= max {
+		return
+	}
+	if keep != nil {
+		s.unlinkLocked(keep)
+	}
+	for s.weight+delta > max && len(s.order) > 0 {
+		s.evictOneLocked(now)
+	}
+	if keep != nil {
+		s.attachLocked(keep, s.bucketLocked(s.m.dueFor(d), now))
+	}
+}
+
+// reweighLocked counts, in the shard's total, e's value, frozen at d,
+// being replaced by v, after making room for the difference.
+func (s *shard[K, V]) reweighLocked(e *entry[K, V], v V, d, now int64) {
+	delta := s.weightLocked(e.key, v) - s.weightLocked(e.key, e.val)
+	s.fitLocked(delta, e, d, now)
+	s.weight += delta
+}
