@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -18,18 +17,7 @@ import (
 // drop it whenever it reaches the entry's slot, so the model knows a dead
 // entry only as dead or dropped: Revive of one may fail, and Len lies
 // between the pending count and that plus the dead.
-func TestKillAgainstModel(t *testing.T) {
-	t.Run("default", func(t *testing.T) {
-		rapid.Check(t, func(t *rapid.T) { checkKill(t, queue.NewWheel()) })
-	})
-	t.Run("ahead", func(t *testing.T) {
-		rapid.Check(t, func(t *rapid.T) {
-			big := rapid.SampledFrom([]int32{1, 2, 4}).Draw(t, "big")
-			slice := rapid.SampledFrom([]int{1, 3, 64}).Draw(t, "slice")
-			checkKill(t, queue.NewWheelAhead(big, slice))
-		})
-	})
-}
+func TestKillAgainstModel(t *testing.T) { onWheels(t, checkKill) }
 
 func checkKill(t *rapid.T, w *queue.Wheel) {
 	m := &postponeModel{t: t, w: w, index: map[*queue.Entry]int{}}
@@ -43,19 +31,15 @@ func checkKill(t *rapid.T, w *queue.Wheel) {
 			m.add(m.now + offset("when"))
 		case op == 1:
 			i := pick()
-			if got := m.w.Cancel(m.entries[i]); got != m.pending[i] {
-				t.Fatalf("Cancel(%d) = %v, want %v", i, got, m.pending[i])
-			}
+			m.cancel(i)
 			if m.entries[i].Dead() {
 				t.Fatalf("entry %d dead after Cancel", i)
 			}
-			m.pending[i], dead[i] = false, false
+			dead[i] = false
 		case op == 2:
-			i, when := pick(), m.now+offset("when")
-			if got := m.w.Reschedule(m.entries[i], when); got != m.pending[i] {
-				t.Fatalf("Reschedule(%d) = %v, want %v", i, got, m.pending[i])
-			}
-			m.when[i], m.pending[i], dead[i] = max(when, m.now), true, false
+			i := pick()
+			m.reschedule(i, m.now+offset("when"))
+			dead[i] = false
 		case op == 3:
 			i := pick()
 			old, ok := m.entries[i].Kill()
@@ -161,64 +145,25 @@ func killRacingExpire(t *testing.T, w *queue.Wheel) {
 	for i := range due {
 		due[i].Store(int64(1 + i%300))
 	}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 2))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := r.IntN(n/2)*2 + g
-				e := entries[i]
-				if r.IntN(2) == 0 {
-					if _, ok := e.Kill(); ok {
-						killed[i].Store(true)
-					}
-					continue
-				}
-				when := due[i].Load() + r.Int64N(100)
-				if e.Revive(when) {
-					due[i].Store(when)
-					killed[i].Store(false)
-				}
+	firedAt := expireWhileRacing(t, w, entries, rounds, 2, func(g int, r *rand.Rand) {
+		i := r.IntN(n/2)*2 + g
+		e := entries[i]
+		if r.IntN(2) == 0 {
+			if _, ok := e.Kill(); ok {
+				killed[i].Store(true)
 			}
-		}()
-	}
-	firedAt := make([]int64, n)
-	index := make(map[*queue.Entry]int, n)
-	for i, e := range entries {
-		index[e] = i
-	}
-	fire := func(now int64) func(*queue.Entry) {
-		return func(e *queue.Entry) {
-			i := index[e]
-			if firedAt[i] > 0 {
-				t.Errorf("entry %d fired twice, at %d and %d", i, firedAt[i], now)
-			}
-			if now < due[i].Load() {
-				t.Errorf("entry %d fired at %d, before its deadline %d", i, now, due[i].Load())
-			}
-			firedAt[i] = now
+			return
 		}
-	}
-	for now := int64(1); now <= rounds; now++ {
-		w.Expire(now, fire(now))
-	}
-	close(stop)
-	wg.Wait()
-	w.Expire(1<<40, fire(1<<40))
-	if err := w.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	if w.Len() != 0 {
-		t.Fatalf("Len = %d after expiring everything", w.Len())
-	}
+		when := due[i].Load() + r.Int64N(100)
+		if e.Revive(when) {
+			due[i].Store(when)
+			killed[i].Store(false)
+		}
+	}, func(i int, now int64) {
+		if now < due[i].Load() {
+			t.Errorf("entry %d fired at %d, before its deadline %d", i, now, due[i].Load())
+		}
+	})
 	for i, at := range firedAt {
 		if killed[i].Load() && at > 0 {
 			t.Fatalf("entry %d fired at %d after a Kill that returned true", i, at)

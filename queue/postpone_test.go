@@ -31,6 +31,23 @@ func (m *postponeModel) add(when int64) {
 	m.pending = append(m.pending, true)
 }
 
+// cancel cancels entry i and checks what Cancel reports.
+func (m *postponeModel) cancel(i int) {
+	if got := m.w.Cancel(m.entries[i]); got != m.pending[i] {
+		m.t.Fatalf("Cancel(%d) = %v, want %v", i, got, m.pending[i])
+	}
+	m.pending[i] = false
+}
+
+// reschedule moves entry i to tick when and checks what Reschedule
+// reports.
+func (m *postponeModel) reschedule(i int, when int64) {
+	if got := m.w.Reschedule(m.entries[i], when); got != m.pending[i] {
+		m.t.Fatalf("Reschedule(%d) = %v, want %v", i, got, m.pending[i])
+	}
+	m.when[i], m.pending[i] = max(when, m.now), true
+}
+
 func (m *postponeModel) expire(now int64) {
 	var fired []int
 	m.w.Expire(now, func(e *queue.Entry) {
@@ -87,18 +104,7 @@ func (m *postponeModel) check() {
 // to four timers ahead of time (see ahead.go), so that entries are
 // postponed before, while and after they are moved ahead, and reached
 // in their chunks.
-func TestPostponeAgainstModel(t *testing.T) {
-	t.Run("default", func(t *testing.T) {
-		rapid.Check(t, func(t *rapid.T) { checkPostpone(t, queue.NewWheel()) })
-	})
-	t.Run("ahead", func(t *testing.T) {
-		rapid.Check(t, func(t *rapid.T) {
-			big := rapid.SampledFrom([]int32{1, 2, 4}).Draw(t, "big")
-			slice := rapid.SampledFrom([]int{1, 3, 64}).Draw(t, "slice")
-			checkPostpone(t, queue.NewWheelAhead(big, slice))
-		})
-	})
-}
+func TestPostponeAgainstModel(t *testing.T) { onWheels(t, checkPostpone) }
 
 // checkPostpone is TestPostponeAgainstModel's property on wheel w.
 func checkPostpone(t *rapid.T, w *queue.Wheel) {
@@ -112,17 +118,9 @@ func checkPostpone(t *rapid.T, w *queue.Wheel) {
 			case op == 0 || len(m.entries) == 0:
 				m.add(m.now + offset("when"))
 			case op == 1:
-				i := pick()
-				if got := m.w.Cancel(m.entries[i]); got != m.pending[i] {
-					t.Fatalf("Cancel(%d) = %v, want %v", i, got, m.pending[i])
-				}
-				m.pending[i] = false
+				m.cancel(pick())
 			case op == 2:
-				i, when := pick(), m.now+offset("when")
-				if got := m.w.Reschedule(m.entries[i], when); got != m.pending[i] {
-					t.Fatalf("Reschedule(%d) = %v, want %v", i, got, m.pending[i])
-				}
-				m.when[i], m.pending[i] = max(when, m.now), true
+				m.reschedule(pick(), m.now+offset("when"))
 			case op == 3 || op == 4:
 				i, when := pick(), m.now+offset("when")
 				want := m.pending[i] && when >= m.when[i]
@@ -162,65 +160,22 @@ func postponeRacingExpire(t *testing.T, w *queue.Wheel) {
 	}
 	var mu sync.Mutex
 	moved := make([]int64, n) // the latest deadline a Postpone set
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(g), 1))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				i := r.IntN(n)
-				e := entries[i]
-				when := e.When()
-				if when < 0 {
-					continue
-				}
-				when += r.Int64N(200)
-				if e.Postpone(when) {
-					mu.Lock()
-					moved[i] = max(moved[i], when)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	firedAt := make([]int64, n)
-	for i := range firedAt {
-		firedAt[i] = -1
-	}
-	index := make(map[*queue.Entry]int, n)
-	for i, e := range entries {
-		index[e] = i
-	}
-	fire := func(now int64) func(*queue.Entry) {
-		return func(e *queue.Entry) {
-			i := index[e]
-			if firedAt[i] >= 0 {
-				t.Errorf("entry %d fired twice, at %d and %d", i, firedAt[i], now)
-			}
-			firedAt[i] = now
+	firedAt := expireWhileRacing(t, w, entries, rounds, 1, func(_ int, r *rand.Rand) {
+		i := r.IntN(n)
+		e := entries[i]
+		when := e.When()
+		if when < 0 {
+			return
 		}
-	}
-	for now := int64(1); now <= rounds; now++ {
-		w.Expire(now, fire(now))
-	}
-	close(stop)
-	wg.Wait()
-	w.Expire(1<<40, fire(1<<40))
-	if err := w.Verify(); err != nil {
-		t.Fatal(err)
-	}
-	if w.Len() != 0 {
-		t.Fatalf("Len = %d after expiring everything", w.Len())
-	}
+		when += r.Int64N(200)
+		if e.Postpone(when) {
+			mu.Lock()
+			moved[i] = max(moved[i], when)
+			mu.Unlock()
+		}
+	}, nil)
 	for i, at := range firedAt {
-		if at < 0 {
+		if at == 0 {
 			t.Fatalf("entry %d never fired", i)
 		}
 		if at < moved[i] || at < int64(1+i%300) {
