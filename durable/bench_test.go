@@ -19,7 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel/durable"
-	"github.com/timewheel/timewheel/durable/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // BenchmarkDelayedJobs measures durable against asynq v0.26.0 on one

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/durable"
-	"github.com/timewheel/timewheel/durable/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // redis-server with AOF everysec is killed (SIGKILL) and started again

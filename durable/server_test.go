@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel/durable"
-	"github.com/timewheel/timewheel/durable/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // startRedis starts a redis-server of the machine's for the test, on a

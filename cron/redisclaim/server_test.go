@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/timewheel/timewheel/cron/redisclaim/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // startRedis starts a redis-server of the machine's for the test, on a

@@ -32,7 +32,7 @@ import (
 
 	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/durable"
-	"github.com/timewheel/timewheel/durable/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 var (

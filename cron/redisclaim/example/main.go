@@ -32,7 +32,7 @@ import (
 	"github.com/timewheel/timewheel/clock"
 	"github.com/timewheel/timewheel/cron"
 	"github.com/timewheel/timewheel/cron/redisclaim"
-	"github.com/timewheel/timewheel/cron/redisclaim/internal/redisserver"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // skewed is the real clock, off by skew.

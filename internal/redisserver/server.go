@@ -1,9 +1,10 @@
 // Package redisserver runs a redis-server of the machine's for the tests,
-// benchmarks and example of package durable: on a free loopback port, in
-// a directory of its own, with the persistence the caller asks for. It
-// can kill the server as a crash would, shut it down as an operator
-// would, and start it again on the same port and directory, so that it
-// reloads what it persisted.
+// benchmarks and examples of the modules that talk to Redis (durable,
+// cron/redisclaim): on a free loopback port, in a directory of its own,
+// with the persistence the caller asks for (none by default). It can kill
+// the server as a crash would, shut it down as an operator would, and
+// start it again on the same port and directory, so that it reloads what
+// it persisted. It imports only the standard library.
 package redisserver
 
 import (
@@ -42,8 +43,12 @@ type Server struct {
 }
 
 // Start starts a redis-server with the arguments args (NoPersistence,
-// AOFEverySec, AOFAlways, or others) in dir, on a free loopback port.
+// AOFEverySec, AOFAlways, or others; NoPersistence if none) in dir, on a
+// free loopback port.
 func Start(dir string, args ...string) (*Server, error) {
+	if len(args) == 0 {
+		args = NoPersistence
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotFound
