@@ -20,10 +20,10 @@ type bucket[K comparable, V any] struct {
 	s          *shard[K, V]
 	due        int64            // ns after s.m.epoch
 	head, tail *entry[K, V]     // guarded by s.mu
-	n          int              // entries; guarded by m.mu
+	n          int              // entries; guarded by s.mu
 	t          *timewheel.Timer // fires b.fire at due
-	index      int              // position in s.order, or -1; guarded by m.mu
-	dead       bool             // released; guarded by m.mu
+	index      int              // position in s.order, or -1; guarded by s.mu
+	dead       bool             // released; guarded by s.mu
 }
 
 // dueFor returns the end of the span holding deadline, saturated.

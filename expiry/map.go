@@ -116,7 +116,7 @@ type Map[K comparable, V any] struct {
 type entry[K comparable, V any] struct {
 	val        V // first, so that it is aligned for in-place atomics; see valMode
 	key        K
-	deadline   atomic.Int64  // ns after m.epoch, or writing; see freeze
+	deadline   atomic.Int64  // ns after m.epoch, or writing; see Locking, on shard
 	ttl        atomic.Int64  // ns; what Touch renews by; written under the shard's mu
 	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
 	b          *bucket[K, V] // guarded by the shard's mu
