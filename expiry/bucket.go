@@ -144,9 +144,9 @@ func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
 }
 
 // fire is the bucket's timer callback: it evicts every entry of the
-// bucket whose deadline has come, and files the others, renewed by a lazy
-// Touch or Set, in the buckets of their deadlines; expireBatch at a time,
-// delivering callbacks between batches. The bucket is released when its
+// bucket whose deadline has come. It files the others, renewed by a lazy
+// Touch or Set, in the buckets of their deadlines. It works expireBatch
+// entries at a time, delivering callbacks between batches. The bucket is released when its
 // last entry leaves.
 func (b *bucket[K, V]) fire() {
 	s, m := b.s, b.s.m
@@ -175,8 +175,8 @@ func (b *bucket[K, V]) fire() {
 
 // deliver delivers the callbacks of a batch fire has evicted. If delivery
 // panics (inline callbacks with a panic handler that panics), the panic
-// goes on, but first the bucket's timer is set to fire again at once, so
-// that the entries of its later batches are still evicted.
+// goes on. But first the bucket's timer is set to fire again at once, so
+// the entries of its later batches are still evicted.
 func (b *bucket[K, V]) deliver(kick bool) {
 	s := b.s
 	done := false

@@ -163,9 +163,9 @@
 //
 // An error wraps one of the package's sentinels ([ErrTTL], [ErrClosed],
 // [ErrUnencodable], [ErrCorrupt], [ErrVersion], [ErrTooHeavy],
-// [ErrNotFound]) and repeats the value at fault: a ttl from Set, SetTTL
-// or a Loader that is not positive, or the weight of an entry heavier
-// than the bound.
+// [ErrNotFound]) and repeats the value at fault. That is a ttl from Set,
+// SetTTL or a Loader that is not positive, or the weight of an entry
+// heavier than the bound.
 //
 // The one hang the package cannot see is a call that waits for itself.
 // That is a function the map runs under its lock (a Compute function or a

@@ -112,8 +112,8 @@ func (x *index[K, V]) find(k K, h uint64) *entry[K, V] {
 }
 
 // lookup is find without the lock: it returns the entry of k, whose hash
-// is h, or nil, and ok; or ok false if removals kept shifting entries
-// under it, when the caller must find under the lock.
+// is h, or nil, and ok. It returns ok false if removals kept shifting
+// entries under it; the caller must then find under the lock.
 func (x *index[K, V]) lookup(k K, h uint64) (e *entry[K, V], ok bool) {
 	for range lookupTries {
 		s := x.seq.Load()
@@ -161,9 +161,8 @@ func (t *table[K, V]) place(e *entry[K, V], h uint64) bool {
 }
 
 // grow publishes a table twice the size of old (or the first), holding
-// every entry of old placed again by its key's hash under seed, computed
-// again; should a cluster come out longer than maxDist even so, it
-// doubles again. It returns the new table.
+// every entry of old placed again by its key's hash under seed. Should a
+// cluster come out longer than maxDist even so, it doubles again. It returns the new table.
 func (x *index[K, V]) grow(old *table[K, V], seed maphash.Seed) *table[K, V] {
 	n := minGroups
 	if old != nil {

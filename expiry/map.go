@@ -307,9 +307,9 @@ func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 // In a full map, a new key first evicts the entry closest to expiry. Set
 // locks k's shard only.
 //
-// A Set of a key that is there allocates nothing if V is one pointer (a
-// *T, a map, a chan, a func), or one word or four bytes without pointers
-// (an int, a float64, a time.Duration). Any other
+// A Set of a key that is there allocates nothing if V is a pointer (a *T,
+// a map, a chan, a func). Nor does it for a V of one word or four bytes
+// without pointers (an int, a float64, a time.Duration). Any other
 // V (a string, a slice, an interface, a larger struct) costs one
 // allocation of an entry per such Set; so does a Set that moves the
 // deadline earlier (a shorter ttl). A pointer to a struct keeps large

@@ -79,11 +79,11 @@ type shard[K comparable, V any] struct {
 // maxShards bounds the number of shards of a Map.
 const maxShards = 256
 
-// shardCount returns the number of shards of a Map: one with a capacity
-// or a maximum weight (bounded), since evicting the entry closest to
-// expiry must see every deadline under one lock; otherwise the power of
-// two at or above 8×GOMAXPROCS, so that two goroutines rarely want one
-// lock, up to maxShards.
+// shardCount returns the number of shards of a Map. It is one with a
+// capacity or a maximum weight (bounded): evicting the entry closest to
+// expiry must see every deadline under one lock. Otherwise it is the
+// power of two at or above 8×GOMAXPROCS, up to maxShards, so two
+// goroutines rarely want one lock.
 func shardCount(bounded bool) int {
 	if bounded {
 		return 1
@@ -227,8 +227,8 @@ func newEntry[K comparable, V any](k K, v V, ttl time.Duration, deadline int64) 
 }
 
 // retimeLocked gives e, frozen at deadline d, whose key's hash is h, the
-// ttl and the deadline next, and reports true; or, if e had expired by
-// now, unfreezes it as it was and reports false. A later deadline is
+// ttl and the deadline next, and reports true. If e had expired by now,
+// it unfreezes e as it was and reports false. A later deadline is
 // recorded lazily; an earlier one replaces the entry (see replaceLocked).
 func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl time.Duration, now int64) bool {
 	switch {

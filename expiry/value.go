@@ -10,9 +10,9 @@ import (
 // valMode says how a Set replaces the value of an entry that Gets read
 // without the lock (see Locking, on shard).
 //
-// A value of one machine word or four bytes without pointers (an int, a
-// float64, a small struct of such), or of one pointer (a *T, a map, a
-// chan, a func), is stored in place with an atomic store. A Get loads it
+// A value of one pointer (a *T, a map, a chan, a func) is stored in place
+// with an atomic store. So is one of a machine word or four bytes without
+// pointers (an int, a float64, a small struct of such). A Get loads it
 // with an atomic load. Any other value (a string, a slice, an interface,
 // a larger struct) cannot be stored in one atomic step. A Set puts it in
 // a new entry, which takes the old one's place (copy on write). otter
