@@ -112,7 +112,8 @@ type Map[K comparable, V any] struct {
 }
 
 // entry is one key's node: in its shard's items by key, and in its
-// bucket's list.
+// bucket's list. Which of its fields are read without a lock, and how, is
+// told in Locking, on shard.
 type entry[K comparable, V any] struct {
 	val        V // first, so that it is aligned for in-place atomics; see valMode
 	key        K

@@ -17,11 +17,12 @@ import (
 //
 // # Locking
 //
-// This is the package's one account of its locks; the other files point
-// here. What each lock guards:
-//   - shard.mu: the shard's fields but items' table, its buckets (head,
-//     tail, n, index, dead) and its entries' prev, next and b. Every
-//     write of an entry, a bucket or the index's table holds it.
+// This is the package's one account of its locks and of the entry
+// protocol; other comments point here. What each lock guards:
+//   - shard.mu: the shard's own fields, its buckets' fields and its
+//     entries' prev, next and b. Every write of an entry, a bucket or the
+//     index holds it; so do the writes of refresher.states and
+//     ageTable.born, which are sync.Maps keyed by entry.
 //   - Map.evMu: the callback queue (events, delivering); idle waits on it.
 //   - Map.initMu: the configuration of a zero Map, once.
 //   - refresher.mu: its closed flag and wg.Add.
@@ -29,31 +30,33 @@ import (
 // Order: a goroutine holds one shard's mu at a time, except lockAll and
 // records, which take every shard's in index order. evMu is taken under
 // a shard's mu (queueLocked) or alone, never the other way round.
-// refresher.mu and initMu are taken with no other lock held. No lock is
-// held while a callback, loader or refresh runs; a Compute function and
-// a weigher run under the shard's mu.
+// initMu and refresher.mu are taken with no other lock held. No lock is
+// held while a callback, a loader or a reload runs. A Compute function
+// and a weigher run under the shard's mu, so they must not call the map.
 //
 // Read without a lock: Get, Touch and TTL find an entry and read it with
-// atomics alone. This is safe for three reasons.
+// atomics alone. Three rules make that safe.
 //   - The index: every slot word is an atomic, and a writer stores a
 //     slot's pointer before its metadata. Only remove can mislead a
-//     reader, by shifting an entry back past it; remove makes seq odd
-//     while it shifts, and a miss counts only if seq stayed even. A grown
-//     table is built aside and published whole.
-//   - The deadline: a writer first freezes an entry, swapping its
-//     deadline for writing, and stores the deadline it keeps last. Touch
-//     renews with a compare-and-swap from the deadline it read, so it
-//     fails against a frozen entry and never renews one on its way out.
+//     reader, by shifting an entry back past it. remove makes seq odd
+//     while it shifts, and a lookup trusts a miss only if seq stayed even
+//     and unchanged. A grown table is built aside and published whole.
+//   - The deadline: a writer first freezes an entry (see freeze), swapping
+//     its deadline for writing, and stores the deadline it keeps last.
+//     Touch renews with a compare-and-swap from the deadline it read. So
+//     it fails against a frozen entry, and never renews one on its way out.
 //   - The value: a value of one word or one pointer is stored in place
 //     with an atomic, between writing and the new deadline (see valMode).
-//     A deadline moves later only, but for the frozen moments. readVal
-//     reads the deadline before and after the value, so a value read
-//     between two equal deadlines belongs to that deadline. Any other
-//     value, and any earlier deadline, goes in a new entry (replaceLocked).
+//     While an entry is in the index its deadline only moves later, but
+//     for the moments it is frozen. readVal reads the deadline before and
+//     after the value, so a value read between two equal deadlines is one
+//     that deadline belongs to. Any other value, and any deadline moved
+//     earlier, goes in a new entry (see replaceLocked).
 //
-// ready, the configuration behind it, epoch and seed are written once
-// before any reader sees them. ttl is an atomic written under mu. The
-// counters (hits, misses, backlog, loads) are atomics.
+// The rest a reader touches: ready is an atomic, and the configuration
+// it covers is written before it is set and never again. An entry's ttl
+// is an atomic written under mu. The hit, miss, load and backlog counters
+// are atomics.
 type shard[K comparable, V any] struct {
 	mu sync.RWMutex
 
