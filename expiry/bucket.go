@@ -146,8 +146,8 @@ func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
 // fire is the bucket's timer callback: it evicts every entry of the
 // bucket whose deadline has come. It files the others, renewed by a lazy
 // Touch or Set, in the buckets of their deadlines. It works expireBatch
-// entries at a time, delivering callbacks between batches. The bucket is released when its
-// last entry leaves.
+// entries at a time, delivering callbacks between batches. The bucket is
+// released when its last entry leaves.
 func (b *bucket[K, V]) fire() {
 	s, m := b.s, b.s.m
 	s.mu.Lock()

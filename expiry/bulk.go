@@ -57,13 +57,13 @@ func (m *Map[K, V]) GetAll(keys []K) map[K]V {
 //   - the errors of the loads it waited for, and ctx.Err() if ctx ended
 //     its wait.
 //
-// It returns ErrClosed on a closed map. A key load leaves out is missing from the result without
-// an error. A load that panics panics the caller, after every load it
-// was given has been ended with an error for the callers waiting. If a
-// key is Set while load runs, that value wins and is returned.
-// GetAllOrLoad panics if ctx or load is nil. The complexity is
-// O(len(keys)) plus the loader; it takes the lock of each missing key's
-// shard twice, once to claim the key and once to store its value.
+// It returns ErrClosed on a closed map. A key load leaves out is missing
+// from the result without an error. A load that panics panics the caller,
+// after every load it was given has been ended with an error for the
+// callers waiting. If a key is Set while load runs, that value wins and
+// is returned. GetAllOrLoad panics if ctx or load is nil. The complexity
+// is O(len(keys)) plus the loader; it takes the lock of each missing
+// key's shard twice, once to claim the key and once to store its value.
 func (m *Map[K, V]) GetAllOrLoad(ctx context.Context, keys []K, load BulkLoader[K, V]) (map[K]V, error) {
 	if ctx == nil {
 		panic("expiry: GetAllOrLoad called with a nil context")

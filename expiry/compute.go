@@ -67,9 +67,10 @@ func (op ComputeOp) String() string {
 // short, and must not call the map, for any key, except with Get, TTL or
 // All. The locks are not reentrant: a call that takes k's shard's lock
 // (Set, Delete, Compute, GetOrLoad, Touch on contention...) waits for f
-// for ever. Compute cannot see it coming (see GetOrLoad). If f panics, nothing is
-// changed, the lock is released, and the panic goes on to the caller.
-// An op that is none of the four panics, naming it, and changes nothing.
+// for ever. Compute cannot see it coming (see GetOrLoad). If f panics,
+// nothing is changed, the lock is released, and the panic goes on to the
+// caller. An op that is none of the four panics, naming it, and changes
+// nothing.
 //
 // Compute neither counts a hit or a miss nor renews a sliding entry. It
 // allocates an entry when it stores a new key, or a value not stored in
@@ -282,11 +283,12 @@ func (m *Map[K, V]) Update(k K, v V) bool {
 	return ok
 }
 
-// CompareAndSwap stores new under k, keeping the entry's deadline and
-// ttl as Update does, if k's live value equals old, and reports whether
-// it did. Values are compared as Go's == compares them. CompareAndSwap
+// CompareAndSwap stores new under k, keeping the entry's deadline and ttl
+// as Update does, if k's live value equals old, and reports whether it
+// did. Values are compared as Go's == compares them. CompareAndSwap
 // panics, naming the type, if old's cannot be compared (a slice, a map, a
-// func, or an interface holding one), as sync.Map's does. It takes k's shard's lock. The complexity is O(1).
+// func, or an interface holding one), as sync.Map's does. It takes k's
+// shard's lock. The complexity is O(1).
 func (m *Map[K, V]) CompareAndSwap(k K, old, new V) bool {
 	m.init()
 	m.checkKey("CompareAndSwap", k)

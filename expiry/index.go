@@ -162,7 +162,8 @@ func (t *table[K, V]) place(e *entry[K, V], h uint64) bool {
 
 // grow publishes a table twice the size of old (or the first), holding
 // every entry of old placed again by its key's hash under seed. Should a
-// cluster come out longer than maxDist even so, it doubles again. It returns the new table.
+// cluster come out longer than maxDist even so, it doubles again. It
+// returns the new table.
 func (x *index[K, V]) grow(old *table[K, V], seed maphash.Seed) *table[K, V] {
 	n := minGroups
 	if old != nil {

@@ -65,9 +65,9 @@ var ErrClosed = errors.New("expiry: map closed")
 // cache calls for every key (Get, Set, GetOrLoad, TTL, Touch, SetTTL,
 // Delete, the atomic updates and the bulk reads) do not check; they die
 // with a nil dereference.
-//
-// Locking: see shard.
 type Map[K comparable, V any] struct {
+	// Locking, and what Gets read without it: see shard.
+	//
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
 	// The fields a Get reads come first, on as few cache lines as can be.
@@ -456,7 +456,8 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 // again when it comes due. Readers check the deadline itself, so they see
 // the renewal at once; the entry still leaves within one granularity plus
 // a tick of its deadline. Touch takes no lock and writes only the entry,
-// so Touches of different keys run in parallel. The complexity is O(1).
+// so Touches of different keys run in parallel. A renewed entry costs the
+// map nothing more until its old bucket fires. The complexity is O(1).
 //
 // Touch returns false too, and renews nothing, if the map's wheel is
 // closed: the entry could not leave at a new deadline (see [Map]).
@@ -604,8 +605,8 @@ func (m *Map[K, V]) Flush() {
 //
 // Called from an eviction callback or a panic handler, of this Map or of
 // any other, Close could wait for itself. There it closes the map and
-// returns at once. The callbacks queued before it are
-// still delivered; if the caller is one of this map's, after it returns.
+// returns at once. The callbacks queued before it are still delivered;
+// if the caller is one of this map's, after it returns.
 // The complexity is O(n + B + S), plus the depth of the caller's stack,
 // which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {

@@ -88,8 +88,9 @@ func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
 // of the Map, or New panics. It runs as eviction callbacks do, in one
 // queue with them, in the order of the changes (see the package
 // documentation). So the Expired callback of a key's old entry comes
-// before the insert of its new one. It is counted in Stats.Backlog. A map without it pays one predictable branch per new
-// key. WithOnInsert panics if f is nil.
+// before the insert of its new one. It is counted in Stats.Backlog. A map
+// without it pays one predictable branch per new key. WithOnInsert panics
+// if f is nil.
 func WithOnInsert[K comparable, V any](f func(k K, v V)) Option {
 	if f == nil {
 		panic("expiry: WithOnInsert: nil callback")
@@ -113,10 +114,10 @@ func WithOnUpdate[K comparable, V any](f func(k K, old, new V)) Option {
 // WithInlineCallbacks makes eviction callbacks run on the goroutine that
 // made the entries leave, after the map's lock is released. That is the
 // caller of Set, Delete or Restore, or the wheel's executor for expiry,
-// instead of the map's own delivery goroutine. With a [timewheel.Inline] executor
-// on a [clock.Virtual], every callback due has run when Advance returns,
-// which is what tests want. A callback that blocks then blocks that
-// goroutine, and with an Inline executor every timer of the wheel.
+// instead of the map's own delivery goroutine. With a [timewheel.Inline]
+// executor on a [clock.Virtual], every callback due has run when Advance
+// returns, which is what tests want. A callback that blocks then blocks
+// that goroutine, and with an Inline executor every timer of the wheel.
 func WithInlineCallbacks() Option {
 	return func(c *config) { c.inline = true }
 }

@@ -24,10 +24,10 @@ const MaxRefreshes = 64
 // time lives beside the entry, not in it, so maps without refresh pay no
 // memory for it. It lives in states, a sync.Map from the entry to a
 // refreshState. Every write of a value writes it under the entry's
-// shard's lock (see wroteLocked); Gets read it without the lock. A write puts a
-// new refreshState, so a reload that ends finds by the pointer whether
-// the value it reloaded is still the entry's, and drops its value if a
-// write came between.
+// shard's lock (see wroteLocked); Gets read it without the lock. A write
+// puts a new refreshState, so a reload that ends finds by the pointer
+// whether the value it reloaded is still the entry's, and drops its value
+// if a write came between.
 type refresher[K comparable, V any] struct {
 	after  int64 // ns; the refresh age
 	load   Loader[K, V]

@@ -184,10 +184,12 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // index. e stays frozen, so a reader who found it takes the lock and
 // finds the new entry. It returns the new entry.
 //
-// A deadline moved earlier in place could come back, by a later Set, to
-// a deadline a Get read with another value. So a Set whose deadline is
-// earlier than the entry's, and a SetTTL or Touch that moves one earlier,
-// replace the entry instead (see Locking, on shard).
+// Were a deadline moved earlier in place, a later Set could bring it
+// back to a deadline it had before, with another value. A Get that read
+// that deadline before and after the value could then pair a value with a
+// deadline that was never its own. So a Set whose deadline is earlier
+// than the entry's, and a SetTTL or Touch that moves one earlier, replace
+// the entry instead (see Locking, on shard).
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)

@@ -144,12 +144,12 @@ func (m *Map[K, V]) Snapshot(w io.Writer) error {
 // Restore reads the whole input before it changes anything. For input
 // that is not a snapshot or is damaged it returns an error wrapping
 // ErrCorrupt, and for an unknown format version one wrapping ErrVersion;
-// the map is left as it was then. It returns ErrClosed on a closed map, and an error
-// wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
-// closed. On a Map whose K or V no snapshot can hold, such as a func, it
-// returns an error wrapping ErrUnencodable without reading r. Restore
-// panics if r is nil or holds a nil pointer. The complexity is O(n) in the
-// entries read.
+// the map is left as it was then. It returns ErrClosed on a closed map,
+// and an error wrapping both ErrClosed and timewheel.ErrClosed if the
+// map's wheel is closed. On a Map whose K or V no snapshot can hold, such
+// as a func, it returns an error wrapping ErrUnencodable without reading
+// r. Restore panics if r is nil or holds a nil pointer. The complexity is
+// O(n) in the entries read.
 func (m *Map[K, V]) Restore(r io.Reader) error {
 	m.notNil("Restore")
 	if nilarg.Is(r) {
