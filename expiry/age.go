@@ -2,17 +2,17 @@ package expiry
 
 import "sync"
 
-// WithAges makes the map record when each key entered it, so that Stats
-// can report how long the entries that left had been in the map, by
-// Reason (Stats.ExpiredAge, DeletedAge, CapacityAge): the figure for
-// sizing a ttl, which a count of evictions does not give. A key's age
-// counts from the write that gave it a live entry to the moment it
-// leaves (for an expired entry, when its bucket fires: up to a
-// granularity after its deadline); a value that replaces a live one
-// (Set, Update, a reload) keeps the key's age. The time is
-// read from the wheel's clock at the write, and kept beside the entry,
-// not in it (a small allocation per key that enters), so a map without
-// WithAges pays one predictable branch per key that enters or leaves.
+// WithAges makes the map record when each key entered it. Stats then
+// reports how long the entries that left had been in the map, by Reason
+// (Stats.ExpiredAge, DeletedAge, CapacityAge): the figure for sizing a
+// ttl, which a count of evictions does not give. A key's age counts from
+// the write that gave it a live entry to the moment it leaves. An expired
+// entry leaves when its bucket fires, up to a granularity after its
+// deadline. A value that replaces a live one (Set, Update, a reload)
+// keeps the key's age. The time is read from the wheel's clock at the
+// write and kept beside the entry: a small allocation per key that
+// enters. A map without WithAges pays one predictable branch per key that
+// enters or leaves.
 func WithAges() Option {
 	return func(c *config) { c.ages = true }
 }

@@ -20,10 +20,10 @@ type bucket[K comparable, V any] struct {
 	s          *shard[K, V]
 	due        int64            // ns after s.m.epoch
 	head, tail *entry[K, V]     // guarded by s.mu
-	n          int              // entries; guarded by m.mu
+	n          int              // entries; guarded by s.mu
 	t          *timewheel.Timer // fires b.fire at due
-	index      int              // position in s.order, or -1; guarded by m.mu
-	dead       bool             // released; guarded by m.mu
+	index      int              // position in s.order, or -1; guarded by s.mu
+	dead       bool             // released; guarded by s.mu
 }
 
 // dueFor returns the end of the span holding deadline, saturated.
@@ -144,10 +144,10 @@ func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
 }
 
 // fire is the bucket's timer callback: it evicts every entry of the
-// bucket whose deadline has come, and files the others, renewed by a lazy
-// Touch or Set, in the buckets of their deadlines; expireBatch at a time,
-// delivering callbacks between batches. The bucket is released when its
-// last entry leaves.
+// bucket whose deadline has come. It files the others, renewed by a lazy
+// Touch or Set, in the buckets of their deadlines. It works expireBatch
+// entries at a time, delivering callbacks between batches. The bucket is
+// released when its last entry leaves.
 func (b *bucket[K, V]) fire() {
 	s, m := b.s, b.s.m
 	s.mu.Lock()
@@ -175,8 +175,8 @@ func (b *bucket[K, V]) fire() {
 
 // deliver delivers the callbacks of a batch fire has evicted. If delivery
 // panics (inline callbacks with a panic handler that panics), the panic
-// goes on, but first the bucket's timer is set to fire again at once, so
-// that the entries of its later batches are still evicted.
+// goes on. But first the bucket's timer is set to fire again at once, so
+// the entries of its later batches are still evicted.
 func (b *bucket[K, V]) deliver(kick bool) {
 	s := b.s
 	done := false

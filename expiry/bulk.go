@@ -8,8 +8,8 @@ import (
 )
 
 // A BulkLoader makes the values of keys the map does not hold, in one
-// call: it returns those it found, each with the time it may live (a
-// positive ttl, [NoTTL] for one that never expires). A key it leaves out
+// call. It returns those it found, each with the time it may live: a
+// positive ttl, or [NoTTL] for one that never expires. A key it leaves out
 // has no value: it is left out of GetAllOrLoad's result too, and stored
 // nowhere. An error is returned to the callers and not stored.
 type BulkLoader[K comparable, V any] func(ctx context.Context, keys []K) (map[K]Loaded[V], error)
@@ -41,27 +41,29 @@ func (m *Map[K, V]) GetAll(keys []K) map[K]V {
 }
 
 // GetAllOrLoad returns the values of keys, as GetAll does, and loads the
-// keys it misses with one call of load for all of them, storing each
-// value it makes with its ttl; it returns the map of the keys that have
-// a value. Loads are shared per key, as GetOrLoad's are: a missing key
-// that a GetOrLoad, a GetAllOrLoad or a reload is loading already is not
-// passed to load, and GetAllOrLoad waits for that load (or for ctx)
-// instead; and a GetOrLoad of a key that load is loading waits for it.
-// load is not called if no key is missing. load runs on the caller's
-// goroutine with a context derived from ctx, which GetOrLoad uses, as
-// for a Loader, to see a call that would wait for itself.
+// keys it misses with one call of load for all of them. It stores each
+// value load makes with its ttl, and returns the map of the keys that
+// have a value. Loads are shared per key, as GetOrLoad's are. A missing
+// key that is being loaded already is not passed to load: GetAllOrLoad
+// waits for that load (or for ctx) instead. A GetOrLoad of a key that
+// load is loading waits for it too. load is not called if no key is
+// missing. load runs on the caller's goroutine with a context derived
+// from ctx, which lets GetOrLoad see a call that would wait for itself.
 //
-// It returns the values it has with, joined, the error of load (the keys
-// load was given then have no value), an error wrapping ErrTTL naming
-// each key load gave a ttl that is not positive, the errors of the loads
-// it waited for, and ctx.Err() if ctx ended its wait; ErrClosed on a
-// closed map. A key load leaves out is missing from the result without
-// an error. A load that panics panics the caller, after every load it
-// was given has been ended with an error for the callers waiting. If a
-// key is Set while load runs, that value wins and is returned.
-// GetAllOrLoad panics if ctx or load is nil. The complexity is
-// O(len(keys)) plus the loader; it takes the lock of each missing key's
-// shard twice, once to claim the key and once to store its value.
+// It returns the values it has with an error that joins:
+//   - the error of load (the keys load was given then have no value);
+//   - an error wrapping ErrTTL naming each key load gave a ttl that is
+//     not positive;
+//   - the errors of the loads it waited for, and ctx.Err() if ctx ended
+//     its wait.
+//
+// It returns ErrClosed on a closed map. A key load leaves out is missing
+// from the result without an error. A load that panics panics the caller,
+// after every load it was given has been ended with an error for the
+// callers waiting. If a key is Set while load runs, that value wins and
+// is returned. GetAllOrLoad panics if ctx or load is nil. The complexity
+// is O(len(keys)) plus the loader; it takes the lock of each missing
+// key's shard twice, once to claim the key and once to store its value.
 func (m *Map[K, V]) GetAllOrLoad(ctx context.Context, keys []K, load BulkLoader[K, V]) (map[K]V, error) {
 	if ctx == nil {
 		panic("expiry: GetAllOrLoad called with a nil context")

@@ -10,9 +10,9 @@ import (
 )
 
 // Atomic read-modify-write of one key. Every method here holds the key's
-// shard's write lock from the moment it reads the key's entry to the
-// moment it has written it, so no other write of the key (Set, Delete,
-// another of these, an expiry) comes between the read and the write.
+// shard's write lock from its read of the key's entry to its write. So
+// no other write of the key (Set, Delete, another of these, an expiry)
+// comes between the read and the write.
 // Gets do not wait for it: they see the entry as it was before or as it
 // is after.
 
@@ -46,36 +46,36 @@ func (op ComputeOp) String() string {
 	return "ComputeOp(" + strconv.Itoa(int(op)) + ")"
 }
 
-// Compute calls f with k's live value and true, or the zero V and false,
-// and does what the op f returns says: [Keep] the entry as it is, [Write]
-// the value f returns for ttl, [Update] it keeping the entry's deadline,
-// or [Remove] the entry. It returns k's value after that and true, or
-// the zero V and false if k is left without a live entry. A value that
-// replaces another gets the callback Replaced for the old one, as Set's
-// does; a removed one Deleted. Compute returns an error wrapping ErrTTL,
-// repeating ttl, if ttl is not positive, even if f would not write;
-// ErrClosed on a closed map, and an error wrapping both ErrClosed and
-// timewheel.ErrClosed if the map's wheel is closed (f is not called
-// then); and, changing nothing, an error wrapping ErrTooHeavy if f
-// writes a value heavier than the map's maximum weight.
+// Compute calls f with k's live value and true, or the zero V and false.
+// Then it does what the op f returns says: [Keep] the entry as it is,
+// [Write] the value f returns for ttl, [Update] it keeping the entry's
+// deadline, or [Remove] the entry. It returns k's value after that and
+// true, or the zero V and false if k is left without a live entry. A
+// value that replaces another gets the callback Replaced for the old one,
+// as Set's does; a removed one Deleted. Compute returns an error:
+//   - wrapping ErrTTL, repeating ttl, if ttl is not positive, even if f
+//     would not write;
+//   - ErrClosed on a closed map, or one wrapping ErrClosed and
+//     timewheel.ErrClosed on a closed wheel (f is not called then);
+//   - wrapping ErrTooHeavy, changing nothing, if f writes a value heavier
+//     than the map's maximum weight.
 //
 // f runs once per call, on the caller's goroutine, with k's shard
-// write-locked: no write of k, and none of the other keys of its shard,
-// happens while it runs, and Gets and Touches of k see the entry as it
-// was before f or as Compute leaves it, never a state in between. f must
-// therefore be short, and must not call the map, for k or any other key,
-// except with Get, TTL or All: the locks are not reentrant, so a call that
-// takes k's shard's lock (Set, Delete, Compute, GetOrLoad, Touch on
-// contention...) waits for f, which waits for it, for ever. Go gives a
-// goroutine no identity to tell that call from another goroutine's, so
-// Compute cannot see it coming (see GetOrLoad). If f panics, nothing is
-// changed, the lock is released, and the panic goes on to the caller.
-// An op that is none of the four panics, naming it, and changes nothing.
+// write-locked. No write of k, or of the other keys of its shard, happens
+// while it runs. Gets and Touches of k see the entry as it was before f
+// or as Compute leaves it, never a state in between. f must therefore be
+// short, and must not call the map, for any key, except with Get, TTL or
+// All. The locks are not reentrant: a call that takes k's shard's lock
+// (Set, Delete, Compute, GetOrLoad, Touch on contention...) waits for f
+// for ever. Compute cannot see it coming (see GetOrLoad). If f panics,
+// nothing is changed, the lock is released, and the panic goes on to the
+// caller. An op that is none of the four panics, naming it, and changes
+// nothing.
 //
-// Compute neither counts a hit or a miss nor renews a sliding entry. The
-// complexity is O(1) plus f, plus O(log B) with a capacity when it opens
-// or closes a bucket; it allocates an entry when it stores a new key, or
-// a value not stored in place (see Set).
+// Compute neither counts a hit or a miss nor renews a sliding entry. It
+// allocates an entry when it stores a new key, or a value not stored in
+// place (see Set). The complexity is O(1) plus f, plus O(log B) with a
+// capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Compute(k K, ttl time.Duration, f func(old V, found bool) (V, ComputeOp)) (V, bool, error) {
 	m.init()
 	var zero V
@@ -155,11 +155,9 @@ func (s *shard[K, V]) whyGone(d, now int64) Reason {
 // GetOrSet returns k's live value and true, as Get does; or, if k has
 // none, stores v under k for ttl, as Set does, and returns v and false.
 // Of concurrent GetOrSets of one absent key, exactly one stores its v,
-// and the others return it. It returns an error wrapping ErrTTL,
-// repeating ttl, if ttl is not positive (whether or not k has a value),
-// and, when it would store v, ErrClosed on a closed map, an error
-// wrapping both ErrClosed and timewheel.ErrClosed on a closed wheel, or
-// one wrapping ErrTooHeavy for a v heavier than the maximum weight.
+// and the others return it. It returns an error wrapping ErrTTL if ttl
+// is not positive, whether or not k has a value. When it would store v,
+// it returns the errors Set returns.
 // A hit costs what Get costs, takes no lock, and counts a hit (with
 // [WithSliding], renews the entry); a miss counts a miss, then takes k's
 // shard's lock and costs what Set costs. The complexity is O(1), plus
@@ -226,9 +224,9 @@ func (m *Map[K, V]) setIfAbsent(k K, v V, ttl time.Duration) (V, bool, error) {
 }
 
 // GetAndDelete removes k's entry, as Delete does, and returns the value
-// it had and true if it was live; the zero V and false if k had no live
-// entry (one past its deadline whose timer has not run leaves with
-// Reason Expired, as with Delete). It counts no hit or miss. The
+// it had and true if it was live. It returns the zero V and false if k
+// had no live entry; one past its deadline leaves with Reason Expired,
+// as with Delete. It counts no hit or miss. The
 // complexity is O(1), plus O(log B) with a capacity when it closes a
 // bucket.
 func (m *Map[K, V]) GetAndDelete(k K) (V, bool) {
@@ -259,15 +257,12 @@ func (m *Map[K, V]) delete(k K) (V, bool) {
 }
 
 // Update stores v under k, keeping the deadline and the ttl of k's live
-// entry, and reports true; if k has no live entry it stores nothing and
-// reports false (false too, storing nothing, for a v heavier than the
-// map's maximum weight). The old value's callback says Replaced. It is
-// the write
-// of a value whose life was fixed when it was made (a token refreshed in
-// place, a counter in a fixed window), which Set, taking a ttl, cannot
-// do without a race between reading the deadline and writing. Update
-// takes k's shard's lock; a V stored in place (see Set) is stored without
-// an allocation, any other V in a new entry. The complexity is O(1).
+// entry, and reports true. It stores nothing and reports false if k has
+// no live entry, or if v is heavier than the map's maximum weight. The
+// old value's callback says Replaced. It writes a value whose life was
+// fixed when it was made (a token refreshed in place, a counter in a
+// fixed window). Set, taking a ttl, cannot do that without a race. Update
+// takes k's shard's lock, and allocates as Set does. The complexity is O(1).
 func (m *Map[K, V]) Update(k K, v V) bool {
 	m.init()
 	m.checkKey("Update", k)
@@ -288,12 +283,12 @@ func (m *Map[K, V]) Update(k K, v V) bool {
 	return ok
 }
 
-// CompareAndSwap stores new under k, keeping the entry's deadline and
-// ttl as Update does, if k's live value equals old, and reports whether
-// it did. Values are compared as Go's == compares them, so V must be
-// comparable: CompareAndSwap panics, naming the type, if old's is not (a
-// slice, a map, a func, or an interface holding one), as sync.Map's
-// does. It takes k's shard's lock. The complexity is O(1).
+// CompareAndSwap stores new under k, keeping the entry's deadline and ttl
+// as Update does, if k's live value equals old, and reports whether it
+// did. Values are compared as Go's == compares them. CompareAndSwap
+// panics, naming the type, if old's cannot be compared (a slice, a map, a
+// func, or an interface holding one), as sync.Map's does. It takes k's
+// shard's lock. The complexity is O(1).
 func (m *Map[K, V]) CompareAndSwap(k K, old, new V) bool {
 	m.init()
 	m.checkKey("CompareAndSwap", k)

@@ -12,17 +12,21 @@ import (
 
 // ErrUnencodable is returned, wrapped with the position of the entry and
 // the type, by Snapshot for a key or value that a snapshot cannot hold as
-// it is, rather than write one that Restore would read back as something
-// else; and by Restore into a Map whose K or V no snapshot can hold. A
-// snapshot cannot hold a func, a chan or an unsafe.Pointer, anywhere in
-// the value; a struct field that encoding/gob leaves out (an unexported
-// one, unless it is blank or of size zero); a value that refers to itself
-// (gob would follow the cycle for ever); a pointer in a key (a key is
-// compared by address, and Restore would make new addresses, which no
-// lookup finds); or what gob itself refuses, such as an interface holding
-// a type not registered with gob.Register. A type with its own GobEncode,
-// MarshalBinary or MarshalText method is taken as it encodes itself: that
-// is how to put a type with unexported fields in a snapshot.
+// it is. Snapshot returns it rather than write what Restore would read
+// back as something else. Restore returns it for a Map whose K or V no
+// snapshot can hold. A snapshot cannot hold:
+//   - a func, a chan or an unsafe.Pointer, anywhere in the value;
+//   - a struct field that encoding/gob leaves out (an unexported one,
+//     unless it is blank or of size zero);
+//   - a value that refers to itself (gob would follow the cycle for ever);
+//   - a pointer in a key: a key is compared by address, and Restore would
+//     make new addresses, which no lookup finds;
+//   - what gob itself refuses, such as an interface holding a type not
+//     registered with gob.Register.
+//
+// A type with its own GobEncode, MarshalBinary or MarshalText method is
+// taken as it encodes itself: that is how to put a type with unexported
+// fields in a snapshot.
 var ErrUnencodable = errors.New("expiry: snapshot cannot hold")
 
 // encodability is what a snapshot can make of the values of one type.
@@ -32,7 +36,7 @@ type encodability struct {
 }
 
 // checkTypes returns the error for K or V if no snapshot can hold values
-// of them, and whether their values must be walked; n is the number of
+// of them, and whether their values must be walked. n is the number of
 // entries, for the position (the first one) in the error.
 func checkTypes[K comparable, V any](n int) (walk bool, err error) {
 	for _, part := range [...]struct {
@@ -75,9 +79,9 @@ func checkRecords[K comparable, V any](recs []snapEntry[K, V]) error {
 }
 
 // locateEncodeError returns the error for the first of recs (from
-// position off of n) that gob fails to encode on its own, or nil if each
-// one encodes: then err, the error of encoding them together, came from
-// the writer.
+// position off of n) that gob fails to encode on its own. It returns nil
+// if each one encodes: then err, the error of encoding them together,
+// came from the writer.
 func locateEncodeError[K comparable, V any](recs []snapEntry[K, V], off, n int) error {
 	for i := range recs {
 		if err := gob.NewEncoder(io.Discard).Encode(recs[i : i+1]); err != nil {

@@ -82,10 +82,10 @@ func (m *Map[K, V]) deliver(kick bool) {
 
 // deliverAll runs queued callbacks, batch by batch, until none is left.
 // If a panic handler panics (or a callback calls runtime.Goexit), the
-// panic goes on to deliverAll's caller, but delivery is handed back first:
-// the callbacks not yet run go back to the front of the queue, and
-// delivering is cleared, so that the next eviction delivers them and
-// Flush and Close do not wait for ever.
+// panic goes on to deliverAll's caller, but delivery is handed back
+// first. The callbacks not yet run go back to the front of the queue, and
+// delivering is cleared. So the next eviction delivers them, and Flush
+// and Close do not wait for ever.
 func (m *Map[K, V]) deliverAll() {
 	var batch []event[K, V]
 	next := 0 // batch[next:] have not been run

@@ -3,7 +3,7 @@ package expiry
 // The optional work of a write: the weight bound (WithMaxWeight), the
 // refresh times (WithRefresh), the entry times (WithAges) and the insert
 // and update callbacks. A map without any of them (m.hooks false) pays
-// one predictable branch for all of them at each step of a write; these
+// one predictable branch for all of them at each step of a write. These
 // helpers, kept out of line, do the work for a map with some. The caller
 // holds the shard's lock.
 

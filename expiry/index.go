@@ -8,38 +8,32 @@ import (
 )
 
 // index is a shard's entries by key: an open-addressing hash table with
-// linear probing, holding a pointer to each entry (which holds its key)
-// and two bytes of metadata per slot, in groups of eight so that a slot's
-// metadata and pointer share a cache line or two.
+// linear probing. It holds a pointer to each entry (which holds its key)
+// and two bytes of metadata per slot. Slots come in groups of eight, so
+// a slot's metadata and pointer share a cache line or two.
 //
-// It exists for memory: a Go map from K to *entry holds the key again
+// It exists for memory. A Go map from K to *entry holds the key again
 // beside the pointer (24 bytes a slot for a string key, plus a control
-// byte), where the entry already has it; the index holds 10 bytes a slot.
-// At a million entries that is about 21 bytes an entry against the map's
-// 56 (BenchmarkMemoryFloor). It takes the hash the Map computed to pick
-// the shard, so a key is hashed once per operation, not twice.
+// byte); the index holds 10 bytes a slot. At a million entries that is
+// about 21 bytes an entry against the map's 56 (BenchmarkMemoryFloor).
+// It takes the hash that picked the shard, so a key is hashed once per
+// operation.
 //
-// A slot's metadata is zero when empty; otherwise its high byte is 0x80
-// and 7 bits of the hash (a tag that settles most mismatches without
-// loading the entry), and its low byte the slot's distance from the
-// key's home slot. The distance lets a deletion shift the entries after
-// it back into the hole (Knuth's algorithm R), so there are no tombstones
-// and a table under churn never degrades or needs rebuilding; an insert
+// A slot's metadata is zero when empty. Otherwise its high byte is 0x80
+// and 7 bits of the hash, a tag that settles most mismatches without
+// loading the entry. Its low byte is the slot's distance from the key's
+// home slot. The distance lets a deletion shift the entries after it
+// back into the hole (Knuth's algorithm R). So there are no tombstones,
+// and a table under churn never degrades or needs rebuilding. An insert
 // that would land more than 255 slots from home grows the table instead.
 // The table is at most three quarters full. It never shrinks, as a Go
 // map does not, until Close drops it.
 //
 // Writers (insert, replace, remove, grow, reset) hold the shard's lock;
-// lookup reads without it, so that Gets write nothing. Every word a
-// reader loads is an atomic, and the writers order their stores so that
-// a reader sees a slot's pointer no later than its metadata. A reader can
-// be misled by one thing only: remove shifting entries back, which can
-// carry the entry it looks for past it. remove therefore makes seq odd
-// while it shifts and even after, and a lookup that found nothing trusts
-// that answer only if seq was even and unchanged across its probe. A
-// lookup that found its key needs no such check: the entry was in the
-// table when its slot was read. A grown table is built aside and then
-// published whole, so a reader of the old one sees a table as it was.
+// lookup reads without it, so Gets write nothing. How that stays safe,
+// seq included, is told in Locking, on shard. A lookup that found its
+// key needs no check of seq: the entry was in the table when its slot
+// was read.
 type index[K comparable, V any] struct {
 	tab atomic.Pointer[table[K, V]] // nil until the first insert, and after reset
 	seq atomic.Uint64               // odd while remove shifts entries
@@ -118,8 +112,8 @@ func (x *index[K, V]) find(k K, h uint64) *entry[K, V] {
 }
 
 // lookup is find without the lock: it returns the entry of k, whose hash
-// is h, or nil, and ok; or ok false if removals kept shifting entries
-// under it, when the caller must find under the lock.
+// is h, or nil, and ok. It returns ok false if removals kept shifting
+// entries under it; the caller must then find under the lock.
 func (x *index[K, V]) lookup(k K, h uint64) (e *entry[K, V], ok bool) {
 	for range lookupTries {
 		s := x.seq.Load()
@@ -167,9 +161,9 @@ func (t *table[K, V]) place(e *entry[K, V], h uint64) bool {
 }
 
 // grow publishes a table twice the size of old (or the first), holding
-// every entry of old placed again by its key's hash under seed, computed
-// again; should a cluster come out longer than maxDist even so, it
-// doubles again. It returns the new table.
+// every entry of old placed again by its key's hash under seed. Should a
+// cluster come out longer than maxDist even so, it doubles again. It
+// returns the new table.
 func (x *index[K, V]) grow(old *table[K, V], seed maphash.Seed) *table[K, V] {
 	n := minGroups
 	if old != nil {

@@ -23,9 +23,9 @@ type call[V any] struct {
 	joined bool // guarded by the shard's mu; a GetOrLoad waits for it
 }
 
-// loading is the chain of calls a context runs the loaders of, so that a
-// loader that asks, through its context, for a key it is loading, or one
-// whose loader waits for it, is refused instead of waiting for itself.
+// loading is the chain of calls a context runs the loaders of. A loader
+// that asks, through its context, for a key it is loading, or one whose
+// loader waits for it, is so refused instead of waiting for itself.
 type loading struct {
 	c    any // *call[V]
 	next *loading
@@ -36,31 +36,30 @@ type loadingKey struct{}
 // GetOrLoad returns the value stored under k, as Get does; on a miss it
 // calls load to make it, stores it with the ttl load returns, and returns
 // it. Concurrent callers that miss the same key share one call of a
-// loader: the first one runs its load, the others wait for it and get its
-// value and error; a caller whose ctx is done stops waiting with ctx.Err().
-// The loader runs on the first caller's goroutine with a context derived
-// from its ctx. An error from the loader, or a ttl that is not positive
-// (one wrapping [ErrTTL] naming the ttl and the key), is returned to
-// every caller that waited and stored nowhere (so is a value heavier
-// than the map's maximum weight, as ErrTooHeavy): the next GetOrLoad calls
-// a loader again. If the key is Set while the loader runs, that value
-// wins and is returned. On a closed map GetOrLoad returns ErrClosed (with
-// the value, if a loader made one), and on a closed wheel an error
-// wrapping it and timewheel.ErrClosed.
+// loader. The first one runs its load; the others wait for it and get its
+// value and error. A caller whose ctx is done stops waiting with
+// ctx.Err(). The loader runs on the first caller's goroutine with a
+// context derived from its ctx. An error from the loader is returned to
+// every caller that waited and is stored nowhere; the next GetOrLoad
+// calls a loader again. The same holds for a ttl that is not positive (an
+// error wrapping [ErrTTL] naming the ttl and the key), and for a value
+// heavier than the map's maximum weight (ErrTooHeavy). If the key is Set while the
+// loader runs, that value wins and is returned. On a closed map GetOrLoad
+// returns ErrClosed (with the value, if a loader made one), and on a
+// closed wheel an error wrapping it and timewheel.ErrClosed.
 //
 // A loader may use the map, but it must not ask for a key its own call
 // (or a call it waits for) is loading: that would wait for itself. Asked
 // through the context the loader is given, or one derived from it,
 // GetOrLoad sees the cycle and panics. Asked with any other context, such
 // as context.Background(), it cannot: Go gives a goroutine no identity to
-// tell the loader's own call from another goroutine's, so GetOrLoad waits
-// for the load, which waits for it, and neither returns until that
-// context is done (GetOrLoad then returns ctx.Err() to the loader); with
-// a context that is never done, they hang for good, as
-// golang.org/x/sync/singleflight's Do does when its function calls Do
-// with its own key. So does a loader that waits, by any other means, for
-// a goroutine blocked in GetOrLoad of its key. A loader that panics
-// panics its caller; the callers waiting for it get an error saying so.
+// tell the loader's call from another's. So GetOrLoad waits for the load,
+// which waits for it, until that context is done; GetOrLoad then returns
+// ctx.Err() to the loader. With a context that is never done, they hang
+// for good, as singleflight's Do does when its function calls Do with its
+// own key. So does a loader that waits, by any other means, for a
+// goroutine blocked in GetOrLoad of its key. A loader that panics panics
+// its caller; the callers waiting for it get an error saying so.
 // GetOrLoad panics if ctx or load is nil. The complexity is O(1) plus the
 // loader; a hit costs what Get costs.
 func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, error) {
@@ -113,8 +112,8 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), s, k, h, c, load)
 }
 
-// runLoad runs load for c (k's hash is h), stores what it made, and hands the result to
-// the callers waiting for c, even if load panics.
+// runLoad runs load for c (k's hash is h), stores what it made, and hands
+// the result to the callers waiting for c, even if load panics.
 func (m *Map[K, V]) runLoad(ctx context.Context, s *shard[K, V], k K, h uint64, c *call[V], load Loader[K, V]) (v V, err error) {
 	finished := false
 	began := m.now()

@@ -23,12 +23,12 @@ import (
 // an entry now.
 var ErrTTL = errors.New("expiry: non-positive ttl")
 
-// NoTTL is the time to live of an entry that never expires: Set it, or
+// NoTTL is the time to live of an entry that never expires. Set it, or
 // return it from a Loader, and the entry stays until it is deleted,
-// replaced, evicted for capacity (last of all) or its TTL is changed
-// with SetTTL. Touch and sliding reads leave it as it is; TTL reports the
-// time left to the end of time, over 290 years. Any ttl that reaches past the end of time (about the
-// year 2262 after now) is the same.
+// replaced, evicted for capacity (last of all) or given a ttl by SetTTL.
+// Touch and sliding reads leave it as it is; TTL reports the time left to
+// the end of time, over 290 years. Any ttl that reaches past the end of
+// time (about the year 2262 after now) is the same.
 const NoTTL time.Duration = math.MaxInt64
 
 // ErrClosed is returned by Set, Snapshot and Restore on a closed Map, and
@@ -41,33 +41,33 @@ var ErrClosed = errors.New("expiry: map closed")
 // through the timers of a [timewheel.Wheel]. See the package documentation
 // for the expiry model, the eviction callbacks and the costs.
 //
-// The zero Map is an empty map configured as New with no options makes
-// it (the default wheel, [DefaultGranularity], no capacity, no callback):
-// it takes its configuration when its first method is called, so a Map
-// may be declared as a variable or a struct field and used at once, like
-// a sync.Map. A Map must not be copied after first use. A Map is safe
-// for concurrent use.
+// The zero Map is an empty map, as New with no options makes it: the
+// default wheel, [DefaultGranularity], no capacity, no callback. It takes
+// that configuration on its first call, so a Map may be declared as a
+// variable or a struct field and used at once, like a sync.Map. A Map
+// must not be copied after first use. A Map is safe for concurrent use.
 //
 // A K of interface type may hold a key Go's maps cannot hash (a slice, a
-// map, a func): every method given one panics, as sync.Map's do, but
-// with a message naming the type, before it touches the map, which goes
-// on working. A key that is or holds a floating-point NaN is never equal
-// to itself, so a Go map stores it but no lookup finds it: Get, TTL,
-// Touch and Delete find nothing under it, as a Go map would, and Set
-// panics rather than store an entry that could never leave.
+// map, a func). Every method given one panics, as sync.Map's do, with a
+// message naming the type, before it touches the map. A key that is or
+// holds a floating-point NaN is never equal to itself, so no lookup finds
+// it. Get, TTL, Touch and Delete find nothing under it, as a Go map would;
+// Set panics rather than store an entry that could never leave.
 //
-// A Map lives on its wheel's timers: once the wheel is closed, entries
-// no longer leave at their deadlines (readers still never see an entry
-// past its deadline, but the entries stay in memory and their Expired
-// callbacks never come), Set, SetTTL and Restore return an error and
-// Touch returns false. Close the map before its wheel.
+// A Map lives on its wheel's timers. Once the wheel is closed, entries no
+// longer leave at their deadlines: readers still never see one past its
+// deadline, but it stays in memory and its Expired callback never comes.
+// Set, SetTTL and Restore then return an error and Touch returns false.
+// Close the map before its wheel.
 //
 // Len, All, Flush, Close, Snapshot, Restore and Stats panic on a nil *Map,
-// naming themselves: "expiry: Len called on a nil *Map". The methods on
-// the paths a cache takes for every key (Get, Set, GetOrLoad, TTL, Touch,
-// SetTTL, Delete, and the atomic updates and bulk reads beside them) do
-// not check, and die with a nil dereference.
+// naming themselves: "expiry: Len called on a nil *Map". The methods a
+// cache calls for every key (Get, Set, GetOrLoad, TTL, Touch, SetTTL,
+// Delete, the atomic updates and the bulk reads) do not check; they die
+// with a nil dereference.
 type Map[K comparable, V any] struct {
+	// Locking, and what Gets read without it: see shard.
+	//
 	// ready is set once the fields up to initMu, and idle.L, are: by New,
 	// or by the first call on a zero Map. They are not written again.
 	// The fields a Get reads come first, on as few cache lines as can be.
@@ -112,11 +112,12 @@ type Map[K comparable, V any] struct {
 }
 
 // entry is one key's node: in its shard's items by key, and in its
-// bucket's list.
+// bucket's list. Which of its fields are read without a lock, and how, is
+// told in Locking, on shard.
 type entry[K comparable, V any] struct {
 	val        V // first, so that it is aligned for in-place atomics; see valMode
 	key        K
-	deadline   atomic.Int64  // ns after m.epoch, or writing; see freeze
+	deadline   atomic.Int64  // ns after m.epoch, or writing; see Locking, on shard
 	ttl        atomic.Int64  // ns; what Touch renews by; written under the shard's mu
 	prev, next *entry[K, V]  // the bucket's list; guarded by the shard's mu
 	b          *bucket[K, V] // guarded by the shard's mu
@@ -228,10 +229,10 @@ func (m *Map[K, V]) initSlow() {
 	}
 }
 
-// checkKey panics, before m's lock is taken, if k is a key Go's maps
-// cannot hash, which only a K of interface type can hold; and, for Set,
-// if k is or holds a NaN, which a Go map stores but no lookup finds, so
-// that the entry could never be read, deleted or expired.
+// checkKey panics, before any lock is taken, if k is a key Go's maps
+// cannot hash, which only a K of interface type can hold. For Set, it
+// also panics if k is or holds a NaN: no lookup finds such a key, so its
+// entry could never be read, deleted or expired.
 func (m *Map[K, V]) checkKey(op string, k K) {
 	if m.keys != plainKeys {
 		if p := keyProblem(k, m.keys, op == "Set"); p != "" {
@@ -278,7 +279,8 @@ func keyKindOf(t reflect.Type) keyKind {
 }
 
 // keyProblem says why k, of a K of the given kind, cannot be a key of the
-// map, or returns "": it is unhashable, or, if set, is or holds a NaN.
+// map, or returns "". The problem is that k is unhashable or, if set, is
+// or holds a NaN.
 func keyProblem[K comparable](k K, kind keyKind, set bool) string {
 	if kind == anyKeys {
 		if v := reflect.ValueOf(any(k)); v.IsValid() && !v.Comparable() { // a nil interface is a key
@@ -295,26 +297,25 @@ func keyProblem[K comparable](k K, kind keyKind, set bool) string {
 func (m *Map[K, V]) now() int64 { return int64(m.w.Since(m.epoch)) }
 
 // Set stores v under k for ttl, replacing any value k had (whose callback
-// then says Replaced). It returns an error wrapping ErrTTL, and repeating
-// ttl, if ttl is not positive; ErrClosed if the map is closed; and one
-// wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
-// closed; and one wrapping ErrTooHeavy if v alone is heavier than the
-// map's maximum weight (WithMaxWeight). Nothing is stored then. In a
-// full map, a new key first evicts the entry closest to expiry. Set
+// then says Replaced). It stores nothing, and returns an error, if:
+//   - ttl is not positive: an error wrapping ErrTTL that repeats ttl;
+//   - the map is closed: ErrClosed;
+//   - the map's wheel is closed: one wrapping ErrClosed and
+//     timewheel.ErrClosed;
+//   - v alone is heavier than the map's maximum weight (WithMaxWeight):
+//     one wrapping ErrTooHeavy.
+//
+// In a full map, a new key first evicts the entry closest to expiry. Set
 // locks k's shard only.
 //
-// Gets read values without a lock, so a Set of a key that is there
-// never writes a value a Get may be copying: a V of one machine word or
-// four bytes without pointers (an int, a float64, a time.Duration), or
-// of one pointer (a *T, a map, a chan, a func), is stored in place with
-// an atomic store, and the Set allocates nothing, unless its deadline is
-// earlier than the entry's (a shorter ttl); any other V (a string, a
-// slice, an interface, a struct of more than a word), and a V set with
-// an earlier deadline, goes in a new entry of the key, which takes the
-// old one's place: one allocation of an entry per such Set. (A V that
-// is a pointer to a struct is the way to keep large values without
-// copying them.) The complexity is O(1), plus O(log B) with a capacity
-// when it opens or closes a bucket.
+// A Set of a key that is there allocates nothing if V is a pointer (a *T,
+// a map, a chan, a func). Nor does it for a V of one word or four bytes
+// without pointers (an int, a float64, a time.Duration). Any other
+// V (a string, a slice, an interface, a larger struct) costs one
+// allocation of an entry per such Set; so does a Set that moves the
+// deadline earlier (a shorter ttl). A pointer to a struct keeps large
+// values without copying them. The complexity is O(1), plus O(log B)
+// with a capacity when it opens or closes a bucket.
 func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 	m.init()
 	if ttl <= 0 {
@@ -347,12 +348,9 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 // if k has none or its deadline has passed. With [WithSliding], a Get
 // that finds the entry renews it, as Touch does, unless the renewal would
 // move its deadline by less than the sliding tolerance. Get takes no
-// lock: it reads k's shard's index and entry, renews with a
-// compare-and-swap as Touch does, and counts the hit or miss in a counter
-// striped by processor, so that Gets on different processors write no
-// common cache line. (A Get that keeps meeting removals or Sets in k's
-// shard, or whose renewal meets a writer, takes the shard's read lock.)
-// The complexity is O(1).
+// lock, and Gets on different processors write no common cache line. (A
+// Get that keeps meeting writers in k's shard takes its read lock.) The
+// complexity is O(1).
 func (m *Map[K, V]) Get(k K) (V, bool) {
 	m.init()
 	m.checkKey("Get", k)
@@ -408,12 +406,11 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 	return zero, false
 }
 
-// slide renews e, read at deadline d (live at now), for a sliding Get:
-// lazily, as Touch does, and only if that moves the deadline by more than
-// the tolerance, min(ttl/16, granularity), so that the reads of a hot key
-// write nothing most of the time. It reports false if the renewal's
-// compare-and-swap failed: a writer took e (see freeze), or a Touch or
-// another Get renewed it, since d was read.
+// slide renews e, read at deadline d (live at now), for a sliding Get.
+// It renews lazily, as Touch does, and only if that moves the deadline by
+// more than min(ttl/16, granularity): the reads of a hot key write
+// nothing most of the time. It reports false if the compare-and-swap
+// failed: since d was read, a writer froze e, or a Touch or Get renewed it.
 func (m *Map[K, V]) slide(e *entry[K, V], d, now int64) bool {
 	ttl := e.ttl.Load()
 	next := ticks.Add(now, ttl)
@@ -454,17 +451,13 @@ func (m *Map[K, V]) TTL(k K) (time.Duration, bool) {
 // plus the ttl it was Set with, saturated at the end of time. It returns
 // false if k has no live entry.
 //
-// Touch is lazy, as the scheduler's Reset is: it records the later
-// deadline and leaves the entry in its bucket; when that bucket comes
-// due, it files the entry again in the bucket of its deadline instead of
-// evicting it. Readers check the deadline itself, so they see the renewal
-// at once, and the entry still leaves within one granularity plus a tick
-// of its deadline. Touch takes no lock: it finds the entry as Get does
-// and swaps its deadline for the later one with a compare-and-swap, which
-// fails if the map's writers took the entry meanwhile (see freeze), when
-// Touch tries again. It writes only the entry, so Touches of different
-// keys run in parallel, and a renewed entry costs the map nothing until
-// its old bucket fires (and then O(1)). The complexity is O(1).
+// Touch is lazy, as the scheduler's Reset is. It records the later
+// deadline and leaves the entry in its bucket, which files the entry
+// again when it comes due. Readers check the deadline itself, so they see
+// the renewal at once; the entry still leaves within one granularity plus
+// a tick of its deadline. Touch takes no lock and writes only the entry,
+// so Touches of different keys run in parallel. A renewed entry costs the
+// map nothing more until its old bucket fires. The complexity is O(1).
 //
 // Touch returns false too, and renews nothing, if the map's wheel is
 // closed: the entry could not leave at a new deadline (see [Map]).
@@ -512,11 +505,9 @@ func (m *Map[K, V]) Touch(k K) bool {
 
 // SetTTL gives k's live entry a new time to live, without rewriting its
 // value: its deadline becomes now plus ttl, and Touch renews it by ttl
-// from then on. It returns false if k has no live entry; false and an
-// error wrapping ErrTTL, repeating ttl, if ttl is not positive; and false
-// and an error wrapping both ErrClosed and timewheel.ErrClosed, as Set
-// does, if the map's wheel is closed, where the entry could not leave at
-// its new deadline. The entry is left as it was then. A later
+// from then on. It returns false if k has no live entry. It returns false
+// and an error, and leaves the entry as it was, if ttl is not positive
+// (ErrTTL) or the map's wheel is closed (ErrClosed), as Set does. A later
 // deadline is recorded lazily, as Touch does; an earlier one moves the
 // entry to its bucket. The complexity is O(1), plus O(log B) with a
 // capacity when it opens or closes a bucket.
@@ -590,8 +581,8 @@ func (m *Map[K, V]) All() iter.Seq2[K, V] {
 // returned. With WithInlineCallbacks there is nothing to wait for.
 //
 // Flush panics if it is called from an eviction callback or a panic
-// handler, of this Map or of any other: there it could wait for itself,
-// since callbacks run one at a time. The complexity is O(depth of the
+// handler, of this Map or of any other. Callbacks run one at a time, so
+// there it could wait for itself. The complexity is O(depth of the
 // caller's stack), which Flush reads to know, plus the wait.
 func (m *Map[K, V]) Flush() {
 	m.notNil("Flush")
@@ -613,9 +604,9 @@ func (m *Map[K, V]) Flush() {
 // was closed already.
 //
 // Called from an eviction callback or a panic handler, of this Map or of
-// any other, Close does not wait, since it could wait for itself: it
-// closes the map and returns at once. The callbacks queued before it are
-// still delivered; if the caller is one of this map's, after it returns.
+// any other, Close could wait for itself. There it closes the map and
+// returns at once. The callbacks queued before it are still delivered;
+// if the caller is one of this map's, after it returns.
 // The complexity is O(n + B + S), plus the depth of the caller's stack,
 // which Close reads while callbacks are being delivered.
 func (m *Map[K, V]) Close() error {

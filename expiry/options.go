@@ -85,12 +85,12 @@ func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
 // WithOnInsert sets the callback told of every key the map gains, with
 // its value: a key without a live entry that Set, Compute, GetOrSet,
 // SetIfAbsent, GetOrLoad or Restore gives one. Its K and V must be those
-// of the Map, or New panics. It runs as eviction callbacks do (outside
-// the map's lock, one at a time, with them, in the order of the changes:
-// the Expired callback of a key's old entry comes before the insert of
-// its new one), and is counted in Stats.Backlog; see the package
-// documentation. A map without it pays one predictable branch per new
-// key. WithOnInsert panics if f is nil.
+// of the Map, or New panics. It runs as eviction callbacks do, in one
+// queue with them, in the order of the changes (see the package
+// documentation). So the Expired callback of a key's old entry comes
+// before the insert of its new one. It is counted in Stats.Backlog. A map
+// without it pays one predictable branch per new key. WithOnInsert panics
+// if f is nil.
 func WithOnInsert[K comparable, V any](f func(k K, v V)) Option {
 	if f == nil {
 		panic("expiry: WithOnInsert: nil callback")
@@ -112,24 +112,24 @@ func WithOnUpdate[K comparable, V any](f func(k K, old, new V)) Option {
 }
 
 // WithInlineCallbacks makes eviction callbacks run on the goroutine that
-// made the entries leave, after the map's lock is released, instead of on
-// the map's own delivery goroutine: the caller of Set, Delete or Restore,
-// or the wheel's executor for expiry. With a [timewheel.Inline] executor
-// on a [clock.Virtual], every callback due has run when Advance returns,
-// which is what tests want. A callback that blocks then blocks that
-// goroutine, and with an Inline executor every timer of the wheel.
+// made the entries leave, after the map's lock is released. That is the
+// caller of Set, Delete or Restore, or the wheel's executor for expiry,
+// instead of the map's own delivery goroutine. With a [timewheel.Inline]
+// executor on a [clock.Virtual], every callback due has run when Advance
+// returns, which is what tests want. A callback that blocks then blocks
+// that goroutine, and with an Inline executor every timer of the wheel.
 func WithInlineCallbacks() Option {
 	return func(c *config) { c.inline = true }
 }
 
 // WithPanicHandler sets what is called with the value of a panicking
 // eviction callback, after it is recovered (default: the map's logger,
-// [WithLogger], records it with a stack trace). Delivery goes on with the next callback.
-// A handler that panics itself (say, to fail a test at the caller, with
-// WithInlineCallbacks) ends that delivery with its panic, and the map goes
-// on working: the callbacks not yet delivered come first in the next
-// delivery, which starts when the next entry leaves (at once, on a new
-// goroutine, without WithInlineCallbacks). WithPanicHandler panics if h
+// [WithLogger], records it with a stack trace). Delivery goes on with the
+// next callback. A handler that panics itself (say, to fail a test at the
+// caller) ends that delivery with its panic, and the map goes on working.
+// The callbacks not yet delivered come first in the next delivery. That
+// starts at once, on a new goroutine; with WithInlineCallbacks, when the
+// next entry leaves. WithPanicHandler panics if h
 // is nil.
 func WithPanicHandler(h func(any)) Option {
 	if h == nil {
@@ -151,26 +151,25 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithSliding makes the expiry sliding: a Get (or GetOrLoad) that finds an
-// entry renews it as Touch does, so that an entry leaves a ttl after its
-// last read or write instead of its last write. A read renews lazily,
-// with a compare-and-swap and no lock, and writes nothing when the renewal
-// would move the deadline by no more than min(ttl/16, granularity): the
-// reads of a hot key cost no write, and an entry read continually lives
-// at least its ttl less that tolerance after each read. TTL and All do
-// not renew.
+// entry renews it as Touch does. An entry then leaves a ttl after its
+// last read or write, not its last write. A read renews lazily, with no
+// lock. It writes nothing when the renewal would move the deadline by no
+// more than min(ttl/16, granularity), so the reads of a hot key cost no
+// write. An entry read continually lives at least its ttl less that
+// tolerance after each read. TTL and All do not renew.
 func WithSliding() Option {
 	return func(c *config) { c.sliding = true }
 }
 
-// WithRefresh makes the map reload values ahead of their expiry: a Get
+// WithRefresh makes the map reload values ahead of their expiry. A Get
 // (or GetOrLoad, or GetOrSet) that finds a value written (set, loaded,
-// updated) at least after ago returns it at once, and starts a reload of
-// the key by load on a goroutine of the map's; when it returns, its
-// value and ttl are stored as a Set would store them, unless the key was
-// written or left meanwhile. Until then, Gets return the old value, and
-// start no other reload of the key: one reload per key at a time, and at
-// most [MaxRefreshes] per map. A reload that fails (an error, a ttl that
-// is not positive, a panic) keeps the old value until it expires, is
+// updated) at least after ago returns it at once. It also starts a reload
+// of the key by load on a goroutine of the map's. The reload's value and
+// ttl are stored as a Set would store them, unless the key was written or
+// left meanwhile. Until then, Gets return the old value and start no
+// other reload of the key: one reload per key at a time, and at most
+// [MaxRefreshes] per map. A reload that fails (an error, a ttl that is
+// not positive, a panic) keeps the old value until it expires. It is
 // counted in Stats.RefreshFailures and handed to the handler of
 // [WithRefreshErrorHandler]; the next Get of the key tries again. The
 // refresh age counts from the write, whatever Touch, SetTTL or a

@@ -21,13 +21,13 @@ const MaxRefreshes = 64
 //
 // An entry's value is due for a reload at its write (a Set, a load, an
 // Update, a Compute that wrote, a Restore) plus the refresh age. That
-// time lives beside the entry, not in it, so that maps without refresh
-// pay no memory for it: in states, a sync.Map from the entry to a
-// refreshState, written under the entry's shard's lock by every write of
-// a value (see wroteLocked) and read without it by Gets. A write puts a
-// new refreshState, so a reload that ends finds by the pointer whether
-// the value it reloaded is still the entry's, and drops its value if a
-// write came between.
+// time lives beside the entry, not in it, so maps without refresh pay no
+// memory for it. It lives in states, a sync.Map from the entry to a
+// refreshState. Every write of a value writes it under the entry's
+// shard's lock (see wroteLocked); Gets read it without the lock. A write
+// puts a new refreshState, so a reload that ends finds by the pointer
+// whether the value it reloaded is still the entry's, and drops its value
+// if a write came between.
 type refresher[K comparable, V any] struct {
 	after  int64 // ns; the refresh age
 	load   Loader[K, V]
@@ -115,16 +115,15 @@ func (m *Map[K, V]) checkRefresh(s *shard[K, V], e *entry[K, V], now int64) {
 }
 
 // refreshOne reloads k, whose value was due at st, and stores the new
-// value, unless k was written (or left) meanwhile; an error, a ttl that
-// is not positive or a panic of the loader keeps the old value and is
+// value, unless k was written (or left) meanwhile. An error, a ttl that
+// is not positive or a panic of the loader keeps the old value; it is
 // counted and handed to the error handler.
 //
-// The reload is k's load while it runs (in s.loads), so that a GetOrLoad
-// that misses k meanwhile, the old value having expired before the new
-// one came, waits for it instead of calling a loader too; the reload
-// then stores its value even though the entry it started from is gone,
-// as that GetOrLoad's own load would have. If a GetOrLoad is loading k
-// already, the reload leaves it to that load.
+// The reload is k's load while it runs (in s.loads). A GetOrLoad that
+// misses k meanwhile, the old value having expired, waits for it instead
+// of calling a loader too. So the reload stores its value even though the
+// entry it started from is gone, as that GetOrLoad's own load would have.
+// If a GetOrLoad is loading k already, the reload leaves it to that load.
 func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 	r := m.refresh
 	defer func() {
@@ -208,8 +207,8 @@ func (m *Map[K, V]) callRefreshErr(k K, err error) {
 	m.refresh.onErr(k, err)
 }
 
-// close stops the reloads: none starts from now on, the running ones'
-// context is cancelled, and close waits for them, unless it is called
+// close stops the reloads: none starts from now on, and the running
+// ones' context is cancelled. close waits for them, unless it is called
 // from one (a loader that closes its map), which it would wait for.
 func (r *refresher[K, V]) close() {
 	r.mu.Lock()

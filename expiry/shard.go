@@ -11,10 +11,52 @@ import (
 
 // shard is one stripe of a Map: the entries whose keys hash to it, their
 // buckets and its counters, under its own lock. Keys are spread over the
-// shards by a seeded hash, so that operations on different keys mostly
-// take different locks. A Get takes no lock: it reads the index, which
-// sits on lines of its own, apart from the lock and the fields writers
-// write, and the shards of a Map are padded apart.
+// shards by a seeded hash, so operations on different keys mostly take
+// different locks. The index sits on cache lines of its own, apart from
+// the lock and the fields writers write, and shards are padded apart.
+//
+// # Locking
+//
+// This is the package's one account of its locks and of the entry
+// protocol; other comments point here. What each lock guards:
+//   - shard.mu: the shard's own fields, its buckets' fields and its
+//     entries' prev, next and b. Every write of an entry, a bucket or the
+//     index holds it; so do the writes of refresher.states and
+//     ageTable.born, which are sync.Maps keyed by entry.
+//   - Map.evMu: the callback queue (events, delivering); idle waits on it.
+//   - Map.initMu: the configuration of a zero Map, once.
+//   - refresher.mu: its closed flag and wg.Add.
+//
+// Order: a goroutine holds one shard's mu at a time, except lockAll and
+// records, which take every shard's in index order. evMu is taken under
+// a shard's mu (queueLocked) or alone, never the other way round.
+// initMu and refresher.mu are taken with no other lock held. No lock is
+// held while a callback, a loader or a reload runs. A Compute function
+// and a weigher run under the shard's mu, so they must not call the map.
+//
+// Read without a lock: Get, Touch and TTL find an entry and read it with
+// atomics alone. Three rules make that safe.
+//   - The index: every slot word is an atomic, and a writer stores a
+//     slot's pointer before its metadata. Only remove can mislead a
+//     reader, by shifting an entry back past it. remove makes seq odd
+//     while it shifts, and a lookup trusts a miss only if seq stayed even
+//     and unchanged. A grown table is built aside and published whole.
+//   - The deadline: a writer first freezes an entry (see freeze), swapping
+//     its deadline for writing, and stores the deadline it keeps last.
+//     Touch renews with a compare-and-swap from the deadline it read. So
+//     it fails against a frozen entry, and never renews one on its way out.
+//   - The value: a value of one word or one pointer is stored in place
+//     with an atomic, between writing and the new deadline (see valMode).
+//     While an entry is in the index its deadline only moves later, but
+//     for the moments it is frozen. readVal reads the deadline before and
+//     after the value, so a value read between two equal deadlines is one
+//     that deadline belongs to. Any other value, and any deadline moved
+//     earlier, goes in a new entry (see replaceLocked).
+//
+// The rest a reader touches: ready is an atomic, and the configuration
+// it covers is written before it is set and never again. An entry's ttl
+// is an atomic written under mu. The hit, miss, load and backlog counters
+// are atomics.
 type shard[K comparable, V any] struct {
 	mu sync.RWMutex
 
@@ -28,7 +70,7 @@ type shard[K comparable, V any] struct {
 	closed  bool                    // guarded by mu
 
 	_     [128]byte   // keeps the lines writers write off the index's
-	items index[K, V] // written under mu; read by Gets without it
+	items index[K, V] // written under mu; read without it: see Locking
 	_     [128]byte   // keeps the next shard's lock off the index's lines
 
 	// Written by the options alone, after the pad, so that a map without
@@ -40,11 +82,11 @@ type shard[K comparable, V any] struct {
 // maxShards bounds the number of shards of a Map.
 const maxShards = 256
 
-// shardCount returns the number of shards of a Map: one with a capacity
-// or a maximum weight (bounded), since evicting the entry closest to
-// expiry must see every deadline under one lock; otherwise the power of
-// two at or above 8×GOMAXPROCS, so that two goroutines rarely want one
-// lock, up to maxShards.
+// shardCount returns the number of shards of a Map. It is one with a
+// capacity or a maximum weight (bounded): evicting the entry closest to
+// expiry must see every deadline under one lock. Otherwise it is the
+// power of two at or above 8×GOMAXPROCS, up to maxShards, so two
+// goroutines rarely want one lock.
 func shardCount(bounded bool) int {
 	if bounded {
 		return 1
@@ -66,9 +108,8 @@ func (m *Map[K, V]) locate(k K) (*shard[K, V], uint64) {
 // hash returns k's hash under the Map's seed.
 func (m *Map[K, V]) hash(k K) uint64 { return maphash.Comparable(m.seed, k) }
 
-// lockAll write-locks every shard, in order; unlockAll unlocks them. A
-// caller never holds one shard's lock while it asks for another's, except
-// through lockAll and rlockAll, which take them in one order.
+// lockAll write-locks every shard, in index order (see Locking, on
+// shard); unlockAll unlocks them.
 func (m *Map[K, V]) lockAll() {
 	for i := range m.shards {
 		m.shards[i].mu.Lock()
@@ -82,14 +123,10 @@ func (m *Map[K, V]) unlockAll() {
 }
 
 // setLocked stores v under k with the given deadline. h is k's hash,
-// and e what s.items.find(k, h) returned: k's entry, or nil.
-//
-// Gets read an entry's value without the lock (see valMode): a value
-// that fits one atomic store is stored in place, between a deadline of
-// writing and the new deadline, unless that deadline is earlier than the
-// entry's; any other value, and any Set of an earlier deadline, goes in a
-// new entry, which takes the old one's place in the index and in its
-// bucket (see replaceLocked).
+// and e what s.items.find(k, h) returned: k's entry, or nil. A value
+// that fits one atomic store goes in place, unless the deadline is
+// earlier than the entry's; any other goes in a new entry (see Locking,
+// on shard).
 func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
 	if e != nil {
 		d := e.freeze()
@@ -142,19 +179,17 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 }
 
 // replaceLocked gives e, frozen, whose key's hash is h, a successor: a new
-// entry of v, ttl and deadline, which takes e's place in its bucket, is
-// filed by its deadline, and only then takes e's place in the index. e
-// stays frozen, so that a reader who found it takes the lock and finds
-// the new entry. It returns the new entry.
+// entry of v, ttl and deadline. The successor takes e's place in its
+// bucket, is filed by its deadline, and only then takes e's place in the
+// index. e stays frozen, so a reader who found it takes the lock and
+// finds the new entry. It returns the new entry.
 //
-// An entry's deadline only moves later while it is in the index, but
-// for the moments it is frozen: a value stored in place, or a deadline
-// moved earlier in place, could let a Get that read the same deadline
-// before and after reading the value (see readVal) pair a value with a
-// deadline that was never its own, when a later deadline came back to an
-// earlier value (as a Set of a shorter ttl then a Set of a longer one
-// can make it). So a Set whose deadline is earlier than the entry's, and
-// a SetTTL or Touch that moves one earlier, replace the entry instead.
+// Were a deadline moved earlier in place, a later Set could bring it
+// back to a deadline it had before, with another value. A Get that read
+// that deadline before and after the value could then pair a value with a
+// deadline that was never its own. So a Set whose deadline is earlier
+// than the entry's, and a SetTTL or Touch that moves one earlier, replace
+// the entry instead (see Locking, on shard).
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
@@ -167,10 +202,9 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 }
 
 // updateLocked stores v in e, frozen at deadline d (live at now), whose
-// key's hash is h, keeping d and e's ttl, and queues the old value's
-// callback, Replaced. A value stored in place keeps the deadline it was
-// read with (see readVal: a Get pairs either value with d, which both
-// belong to); any other goes in a new entry (see replaceLocked).
+// key's hash is h, keeping d and e's ttl. It queues the old value's
+// callback, Replaced. A value stored in place keeps d, which both values
+// belong to; any other goes in a new entry (see replaceLocked).
 func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
 	old := e.val
 	if s.m.hooks {
@@ -198,8 +232,8 @@ func newEntry[K comparable, V any](k K, v V, ttl time.Duration, deadline int64) 
 }
 
 // retimeLocked gives e, frozen at deadline d, whose key's hash is h, the
-// ttl and the deadline next, and reports true; or, if e had expired by
-// now, unfreezes it as it was and reports false. A later deadline is
+// ttl and the deadline next, and reports true. If e had expired by now,
+// it unfreezes e as it was and reports false. A later deadline is
 // recorded lazily; an earlier one replaces the entry (see replaceLocked).
 func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl time.Duration, now int64) bool {
 	switch {

@@ -62,17 +62,19 @@ const farDeadline = math.MaxInt64
 var farWall = time.Unix(0, farDeadline)
 
 // Snapshot writes the live entries, with their deadlines, to w, so that
-// Restore can read them back after a restart. It returns the error of w
-// if w fails; ErrClosed on a closed map, whose entries are gone; and an
-// error wrapping ErrUnencodable, naming the entry and the type, for a key
-// or value a snapshot cannot hold as it is (see ErrUnencodable): before
-// it writes anything if its own checks find it, or after a part of the
-// snapshot if gob alone refuses it (an unregistered type in an
-// interface). A part of a snapshot is none: Restore refuses it. Snapshot
-// panics if w is nil or holds a nil pointer. The complexity is O(n), plus
-// the size of the keys
-// and values that hold interfaces or refer to themselves, which are
-// looked into; the lock is held only while the entries are copied.
+// Restore can read them back after a restart. It returns:
+//   - the error of w, if w fails;
+//   - ErrClosed on a closed map, whose entries are gone;
+//   - an error wrapping ErrUnencodable, naming the entry and the type, for
+//     a key or value a snapshot cannot hold as it is (see ErrUnencodable).
+//
+// Snapshot's own checks find most such values before it writes anything.
+// What gob alone refuses (an unregistered type in an interface) is found
+// after a part of the snapshot is written; Restore refuses a part.
+// Snapshot panics if w is nil or holds a nil pointer. The complexity is
+// O(n), plus the size of the keys and values that hold interfaces or
+// refer to themselves, which are looked into. The locks are held only
+// while the entries are copied.
 //
 // The format, version 1, is:
 //
@@ -133,21 +135,21 @@ func (m *Map[K, V]) Snapshot(w io.Writer) error {
 
 // Restore reads a snapshot written by Snapshot and sets its entries, each
 // with the deadline it had, replacing the values of keys already present
-// (Reason Replaced); an entry written with a deadline past 2262 gets the
+// (Reason Replaced). An entry written with a deadline past 2262 gets the
 // latest deadline the map holds, as a TTL of math.MaxInt64 would. Entries
 // whose deadline has passed by the wheel's clock, say while the process
 // was down, are not set: they are evicted at once with Reason Expired.
 // With a capacity, entries beyond it are evicted as Set would.
 //
-// Restore reads the whole input before it changes anything: for input that
-// is not a snapshot or is damaged it returns an error wrapping ErrCorrupt,
-// for an unknown format version one wrapping ErrVersion, and the map is
-// left as it was. It returns ErrClosed on a closed map, and an error
-// wrapping both ErrClosed and timewheel.ErrClosed if the map's wheel is
-// closed. On a Map whose K or V no snapshot can hold, such as a func, it
-// returns an error wrapping ErrUnencodable without reading r. Restore
-// panics if r is nil or holds a nil pointer. The complexity is O(n) in the
-// entries read.
+// Restore reads the whole input before it changes anything. For input
+// that is not a snapshot or is damaged it returns an error wrapping
+// ErrCorrupt, and for an unknown format version one wrapping ErrVersion;
+// the map is left as it was then. It returns ErrClosed on a closed map,
+// and an error wrapping both ErrClosed and timewheel.ErrClosed if the
+// map's wheel is closed. On a Map whose K or V no snapshot can hold, such
+// as a func, it returns an error wrapping ErrUnencodable without reading
+// r. Restore panics if r is nil or holds a nil pointer. The complexity is
+// O(n) in the entries read.
 func (m *Map[K, V]) Restore(r io.Reader) error {
 	m.notNil("Restore")
 	if nilarg.Is(r) {

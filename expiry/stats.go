@@ -28,21 +28,22 @@ type Stats struct {
 	Expired, Deleted, Replaced, Capacity uint64
 	// ExpiredAge, DeletedAge and CapacityAge are, with [WithAges], the
 	// total time the entries counted in Expired, Deleted and Capacity
-	// had spent in the map when they left (0 without it): ExpiredAge /
+	// had spent in the map when they left (0 without it). ExpiredAge /
 	// Expired is their mean age. Deletes mostly soon after the write
 	// say the ttl could be shorter; Capacity evictions of young entries,
 	// that the map is too small.
 	ExpiredAge, DeletedAge, CapacityAge time.Duration
 	// Backlog is the number of callbacks (of eviction, and of
-	// WithOnInsert and WithOnUpdate) queued and not yet started. It stays near zero unless callbacks are slower than
-	// evictions; one that keeps growing holds every evicted value in
-	// memory until its callback runs.
+	// WithOnInsert and WithOnUpdate) queued and not yet started. It
+	// stays near zero unless callbacks are slower than evictions; one
+	// that keeps growing holds every evicted value in memory until its
+	// callback runs.
 	Backlog int
 	// Loads counts the calls of a loader: of GetOrLoad's Loaders, of
 	// GetAllOrLoad's BulkLoaders (one per call, however many keys) and
-	// of the reloads of WithRefresh; LoadFailures those that made no
-	// value (an error, a ttl that is not positive, a panic); LoadTime
-	// the time spent in them all, by the wheel's clock. LoadTime/Loads
+	// of the reloads of WithRefresh. LoadFailures counts those that made
+	// no value (an error, a ttl that is not positive, a panic). LoadTime
+	// is the time spent in them all, by the wheel's clock. LoadTime/Loads
 	// is the mean load time: the latency a miss costs.
 	Loads, LoadFailures uint64
 	LoadTime            time.Duration

@@ -8,18 +8,16 @@ import (
 )
 
 // valMode says how a Set replaces the value of an entry that Gets read
-// without the lock.
+// without the lock (see Locking, on shard).
 //
-// A value of one machine word, or of four bytes, that holds no pointer
-// (an int, a float64, a uint32, a small struct of such), or that is one
-// pointer (a *T, a map, a chan, a func), is stored in place with an
-// atomic store, and a Get loads it with an atomic load: a Set allocates
-// nothing, unless it moves the deadline earlier (see replaceLocked). Any
-// other value (a string, a slice, an interface, a larger struct) cannot
-// be stored in one atomic step, so a Set puts it in a new entry, which
-// takes the old one's place in the index and in its bucket (copy on
-// write): one allocation of an entry per Set of a key that is there. (otter makes the same choice, with a box for the value where we
-// copy the entry.)
+// A value of one pointer (a *T, a map, a chan, a func) is stored in place
+// with an atomic store. So is one of a machine word or four bytes without
+// pointers (an int, a float64, a small struct of such). A Get loads it
+// with an atomic load. Any other value (a string, a slice, an interface,
+// a larger struct) cannot be stored in one atomic step. A Set puts it in
+// a new entry, which takes the old one's place (copy on write). otter
+// makes the same choice, with a box for the value where we copy the
+// entry.
 type valMode uint8
 
 const (
@@ -68,20 +66,16 @@ func pointerFree(t reflect.Type) bool {
 }
 
 // writing is the deadline of an entry that a writer holding the shard's
-// lock has taken (see freeze): a Get or Touch that reads it waits, or
-// takes the lock, rather than judge the entry by a deadline that may not
-// be its value's, or renew an entry on its way out.
+// lock has frozen (see Locking, on shard). A Get or Touch that reads it
+// waits, or takes the lock.
 const writing = math.MinInt64
 
 // freeze takes e for a writer that holds its shard's lock: it swaps e's
 // deadline for writing and returns the deadline it had, which no Touch
-// can change from then on (Touch renews with a compare-and-swap from a
-// deadline it read, which fails). The writer decides on that deadline
-// and then stores the one e keeps, or takes e out of the map, leaving it
-// writing: a reader that found it before sees writing, takes the lock and
-// finds it gone. Every writer that reads a deadline to decide what to do
-// with an entry (expire it, file it again, say why it left) freezes it
-// first, so that a Touch that returned true is never lost.
+// can change from then on. The writer then stores the deadline e keeps,
+// or takes e out of the map, leaving it writing. Every writer that reads
+// a deadline to decide what to do with an entry freezes it first, so a
+// Touch that returned true is never lost (see Locking, on shard).
 func (e *entry[K, V]) freeze() int64 { return e.deadline.Swap(writing) }
 
 // loadVal returns e's value, read atomically if m's values are stored in
@@ -120,14 +114,11 @@ func (m *Map[K, V]) storeValLocked(e *entry[K, V], v V) {
 	}
 }
 
-// readVal returns e's value and the deadline it was stored with, and ok;
-// or ok false if a Set kept storing e's value under it, when the caller
-// must read under the lock. It reads the deadline before and after the
-// value: a Set in place writes the deadline writing, then the value,
-// then the new deadline, which is never earlier than the old one (an
-// earlier one replaces the entry: see replaceLocked); so between two
-// reads of one deadline the entry held no other, and the value read
-// between them is one that deadline belongs to.
+// readVal returns e's value and the deadline it was stored with, and ok.
+// It returns ok false if Sets kept storing e's value under it; the
+// caller must then read under the lock. It reads the deadline before and
+// after the value, and trusts a value read between two equal deadlines
+// (see Locking, on shard).
 func (m *Map[K, V]) readVal(e *entry[K, V]) (v V, d int64, ok bool) {
 	for range lookupTries {
 		if d = e.deadline.Load(); d != writing {

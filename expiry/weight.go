@@ -13,19 +13,18 @@ var ErrTooHeavy = errors.New("expiry: entry heavier than the maximum weight")
 // WithMaxWeight bounds the total weight of the map's entries, each
 // weighed by weigher when it is stored (bytes, say). Storing an entry
 // that would take the total past max first evicts the entries closest to
-// expiry (Reason Capacity, or Expired if past their deadline), as
-// [WithCapacity] does, never the key being written; an entry heavier
-// than max alone is refused with an error wrapping [ErrTooHeavy] (Set,
-// Compute, GetOrSet, SetIfAbsent, the loaders, Restore), or false
-// (Update, CompareAndSwap), and the map is left as it was. It may be
-// combined with WithCapacity; a map with either has one shard (see the
-// package documentation).
+// expiry, as [WithCapacity] does, never the key being written. An entry
+// heavier than max alone is refused, and the map is left as it was. Set,
+// Compute, GetOrSet, SetIfAbsent, the loaders and Restore then return an
+// error wrapping [ErrTooHeavy]; Update and CompareAndSwap return false.
+// It may be combined with WithCapacity; a map with either has one shard
+// (see the package documentation).
 //
 // weigher is called under the map's lock, for each value stored and
-// again for each value that leaves or is replaced, so it must be cheap,
-// must not call the map, and must give the same weight for the same key
-// and value each time: a value whose weight changes while it is in the
-// map (a pointer to something that grows) makes the total wrong. Its K
+// again for each value that leaves or is replaced. So it must be cheap
+// and must not call the map. It must give the same weight for the same
+// key and value each time: a value whose weight changes while it is in
+// the map (a pointer to something that grows) makes the total wrong. Its K
 // and V must be those of the Map, or New panics. WithMaxWeight panics if
 // max is 0 or weigher is nil.
 func WithMaxWeight[K comparable, V any](max uint64, weigher func(K, V) uint64) Option {

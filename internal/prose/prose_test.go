@@ -59,6 +59,7 @@ var budgets = []struct {
 	{"wheelctx", false},
 	{"idleconn/idlehttp", false},
 	{"cron/redisclaim", false},
+	{"expiry", false},
 }
 
 // TestCommentPace holds the packages in budgets to comment sentences
