@@ -21,8 +21,9 @@ import (
 // entry (queue.Entry.Kill), one compare-and-swap on the timer's own
 // deadline word. That settles its race with the engine's claim, so a Stop
 // that returned true never fires. Then it posts the entry to the shard's
-// inbox. The shard's own processor buries it, under its lock, on its next
-// start (queue.Wheel.Bury unlinks it). Go's runtime stops a timer on
+// inbox. The shard buries it under its lock (queue.Wheel.Bury unlinks
+// it): on the start after its producer asks, every drainAt posts, or
+// when it fires. Go's runtime stops a timer on
 // another processor's heap the same way: it marks it a zombie for the
 // owner to remove. The shard's Locking block (see shard) places these
 // rules among the package's other locks.
