@@ -127,8 +127,12 @@ func TestCopyStoppedOnAnotherProcessor(t *testing.T) {
 // TestStopRacesPromotion stops young channel timers from another
 // goroutine, usually on another processor (the lock-free Stop), while
 // collections end and promote them (weaken writes the node's channel
-// fields under the shard's lock): under -race, a Stop that read those
+// fields under the shard's lock). Under -race, a Stop that read those
 // fields without the lock was reported (found by Go's TestStopResult).
+// And every Stop must return true: a collection during the call, once
+// the caller's Timer was dead to the compiler, could collect C and cancel
+// the timer under it (about one run in ten, at 354868a too, before
+// Stop kept the Timer alive to its end).
 func TestStopRacesPromotion(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs two processors")

@@ -1,6 +1,7 @@
 package timewheel
 
 import (
+	"runtime"
 	"time"
 	"unsafe"
 )
@@ -106,4 +107,5 @@ func (tk *Ticker) Reset(d time.Duration) {
 		s.resets++
 		n.startGridLocked(ns)
 	}
+	runtime.KeepAlive(tk) // C stays alive, so the grid is not cancelled under the call (see keepAlive)
 }

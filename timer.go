@@ -1,6 +1,7 @@
 package timewheel
 
 import (
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -162,7 +163,9 @@ func (w *Wheel) Sleep(d time.Duration) {
 // and the Timer it was copied from still fires.
 func (t *Timer) Stop() bool {
 	if t.f == nil {
-		return t.chanNode("Stop").stop()
+		stopped := t.chanNode("Stop").stop()
+		runtime.KeepAlive(t) // and so C: see keepAlive
+		return stopped
 	}
 	if !t.e.Pending() {
 		return false // fired or stopped: no lock needed to say so
@@ -199,7 +202,9 @@ func (t *Timer) Stop() bool {
 // deadline is no earlier than the one it had. The complexity is O(1).
 func (t *Timer) Reset(d time.Duration) bool {
 	if t.f == nil {
-		return t.chanNode("Reset").reset(d)
+		active := t.chanNode("Reset").reset(d)
+		runtime.KeepAlive(t) // and so C: see keepAlive
+		return active
 	}
 	s := t.afterFuncShard()
 	when, ns := s.w.deadline(d)
@@ -219,6 +224,14 @@ func (t *Timer) Reset(d time.Duration) bool {
 	}
 	return pending
 }
+
+// keepAlive: a channel Timer's node holds C weakly once promoted, and a
+// cleanup cancels the timer once C is collected (see node). A Stop or
+// Reset in progress keeps the Timer, and so C, alive to its end with
+// runtime.KeepAlive: else, the Timer being dead to the compiler after its
+// last use of t, a collection during the call could cancel the timer
+// under it and the call report false for a timer that was pending
+// (TestStopRacesPromotion did, about one run in ten).
 
 // drain takes a buffered value from c, if any, and reports whether it did.
 func drain(c <-chan time.Time) bool {
