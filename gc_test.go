@@ -83,7 +83,15 @@ func TestForgottenTimersAreCollected(t *testing.T) {
 				}
 			})
 			t.Logf("live objects after dropping %d: timewheel %+d, package time %+d", n, ours, theirs)
-			if ours > theirs+200 {
+			slack := int64(200)
+			if raceEnabled {
+				// The race detector frees objects and runs cleanups
+				// several collections late: up to 856 of the 10,000
+				// tickers' objects were seen left, at 354868a too (one
+				// run in six). A leak of them all still fails.
+				slack = n / 5
+			}
+			if ours > theirs+slack {
 				t.Fatalf("dropping %d %s left %d more live objects, package time %d", n, tc.name, ours, theirs)
 			}
 		})
