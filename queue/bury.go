@@ -51,6 +51,9 @@ func (w *Wheel) Bury(e *Entry) bool {
 func (w *Wheel) BuryAll(es []*Entry) int {
 	var sum int64
 	for _, e := range es {
+		if e == nil {
+			panic("timewheel/queue: BuryAll of a nil *Entry")
+		}
 		sum += e.when.Load()
 	}
 	for _, e := range es {
