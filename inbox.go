@@ -243,16 +243,11 @@ func (s *shard) drainRingLocked(r *ring) bool {
 	return true
 }
 
-// settleLocked withdraws the shard's wake if nothing is pending, or
-// moves it to the next deadline if the one it is set for has gone.
+// settleLocked moves the shard's wake to its next deadline, or withdraws
+// it if nothing is pending, unless the driver has claimed the shard for
+// a fire, which sets the wake itself when it ends.
 func (s *shard) settleLocked() {
-	if s.q.Len() == 0 {
-		s.disarmLocked()
-		return
-	}
-	if a := s.armed.Load(); a != notArmed {
-		if next, ok := s.q.NextWake(); ok && next != a {
-			s.armLocked(next, s.w.since())
-		}
+	if s.armed.Load() != notArmed {
+		s.rearmLocked(s.w.since())
 	}
 }
