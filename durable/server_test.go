@@ -3,7 +3,6 @@ package durable_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -13,28 +12,10 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
-// startRedis starts a redis-server of the machine's for the test, on a
-// free loopback port in a temporary directory, with the persistence args
-// say (none by default), and stops it when the test ends. Without the
-// binary it skips the test, unless the environment sets CI: there these
-// tests must run.
+// startRedis starts a redis-server of the machine's for the test, with
+// the persistence args say, none by default (see redisserver.ForTest).
 func startRedis(tb testing.TB, args ...string) *redisserver.Server {
-	tb.Helper()
-	if len(args) == 0 {
-		args = redisserver.NoPersistence
-	}
-	srv, err := redisserver.Start(tb.TempDir(), args...)
-	if errors.Is(err, redisserver.ErrNotFound) {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("%v; CI is set, so these tests must run", err)
-		}
-		tb.Skip(err)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(srv.Stop)
-	return srv
+	return redisserver.ForTest(tb, args...)
 }
 
 // newClient returns a client of addr, closed when the test ends.

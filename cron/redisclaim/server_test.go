@@ -2,8 +2,6 @@ package redisclaim_test
 
 import (
 	"context"
-	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -12,25 +10,9 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
-// startRedis starts a redis-server of the machine's for the test, on a
-// free loopback port in a temporary directory, without persistence, and
-// stops it when the test ends. Without the binary it skips the test,
-// unless the environment sets CI: there these tests must run.
-func startRedis(tb testing.TB) *redisserver.Server {
-	tb.Helper()
-	srv, err := redisserver.Start(tb.TempDir())
-	if errors.Is(err, redisserver.ErrNotFound) {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("%v; CI is set, so these tests must run", err)
-		}
-		tb.Skip(err)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(srv.Stop)
-	return srv
-}
+// startRedis starts a redis-server of the machine's for the test,
+// without persistence (see redisserver.ForTest).
+func startRedis(tb testing.TB) *redisserver.Server { return redisserver.ForTest(tb) }
 
 // newClient returns a client of srv, closed when the test ends. Options
 // change go-redis's defaults.

@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -143,4 +145,24 @@ func (w *logWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// ForTest starts a server for a test or benchmark, as Start does in a
+// temporary directory, and stops it when tb ends. Without redis-server on
+// the PATH it skips tb, unless the environment sets CI: there the tests
+// that talk to Redis must run, so it fails tb instead.
+func ForTest(tb testing.TB, args ...string) *Server {
+	tb.Helper()
+	srv, err := Start(tb.TempDir(), args...)
+	if errors.Is(err, ErrNotFound) {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("%v; CI is set, so these tests must run", err)
+		}
+		tb.Skip(err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Stop)
+	return srv
 }

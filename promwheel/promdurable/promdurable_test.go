@@ -3,7 +3,6 @@ package promdurable_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,17 +20,7 @@ import (
 // that succeeds and one that fails for good, and reads the counts back
 // from a registry.
 func TestCollector(t *testing.T) {
-	srv, err := redisserver.Start(t.TempDir())
-	if errors.Is(err, redisserver.ErrNotFound) {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%v; CI is set, so this test must run", err)
-		}
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := redisserver.ForTest(t)
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{srv.Addr}})
 	defer rdb.Close()
 	done := make(chan string, 2)
