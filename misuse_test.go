@@ -47,11 +47,11 @@ func TestZeroAndNilWheel(t *testing.T) {
 	}{
 		{"AfterFunc", func(w *timewheel.Wheel) { w.AfterFunc(time.Second, func() {}) }},
 		{"NewTimer", func(w *timewheel.Wheel) { w.NewTimer(time.Second) }},
-		{"NewTimer", func(w *timewheel.Wheel) { w.After(time.Second) }},
+		{"After", func(w *timewheel.Wheel) { w.After(time.Second) }},
 		{"NewTicker", func(w *timewheel.Wheel) { w.NewTicker(time.Second) }},
 		{"NewTicker", func(w *timewheel.Wheel) { w.Tick(time.Second) }},
 		{"Tick", func(w *timewheel.Wheel) { w.Tick(0) }},
-		{"NewTimer", func(w *timewheel.Wheel) { w.Sleep(time.Second) }},
+		{"Sleep", func(w *timewheel.Wheel) { w.Sleep(time.Second) }},
 		{"Sleep", func(w *timewheel.Wheel) { w.Sleep(0) }},
 		{"Now", func(w *timewheel.Wheel) { w.Now() }},
 		{"Since", func(w *timewheel.Wheel) { w.Since(time.Time{}) }},

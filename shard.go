@@ -72,7 +72,8 @@ type shard struct {
 	batch     []func()     // owned by the goroutine with firing set; callbacks for an executor other than the wheel's pool
 	out       chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
 	spare     *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
-	young     []*node      // guarded by mu; nodes to promote when the next collection ends
+	nursery   []*node      // guarded by mu; young nodes scheduled since the last ageLocked (see node)
+	survivors []*node      // guarded by mu; young nodes pending at the last ageLocked, to promote at the next
 	awayLocks uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
@@ -331,16 +332,43 @@ func (s *shard) takeSpare(p *Pool) *chunk {
 	return c
 }
 
-// promote promotes the shard's young nodes (see node): called once at the
-// end of each garbage collection. O(nodes scheduled since the last one).
+// ageLocked runs when the nursery is full: it promotes the survivors
+// still pending, and keeps the nursery's pending nodes as the next
+// survivors (see node). O(youngBatch).
+func (s *shard) ageLocked() {
+	for i, n := range s.survivors {
+		if n.young {
+			n.promoteLocked()
+		}
+		s.survivors[i] = nil
+	}
+	s.survivors = s.survivors[:0]
+	for i, n := range s.nursery {
+		if n.t.e.Pending() {
+			s.survivors = append(s.survivors, n)
+		} else {
+			n.young = false // reachable from its Timer alone: it is listed again if scheduled again
+		}
+		s.nursery[i] = nil
+	}
+	s.nursery = s.nursery[:0]
+}
+
+// promote runs once at the end of each garbage collection: it promotes
+// every young node that is pending (see node), so that a forgotten timer
+// is collected within the next collections. O(youngBatch).
 func (s *shard) promote() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, n := range s.young {
-		n.promoteLocked()
-		s.young[i] = nil
+	for _, young := range [...]*[]*node{&s.nursery, &s.survivors} {
+		for i, n := range *young {
+			if n.young {
+				n.promoteLocked()
+			}
+			(*young)[i] = nil
+		}
+		*young = (*young)[:0]
 	}
-	s.young = s.young[:0]
 }
 
 // close drops the shard's pending timers and withdraws its wake. If wait
@@ -357,8 +385,10 @@ func (s *shard) close(wait bool) {
 	for wait && s.firing {
 		s.idle.Wait()
 	}
-	clear(s.young) // nothing is pending: nothing to promote
-	s.young = s.young[:0]
+	clear(s.nursery) // nothing is pending: nothing to promote
+	s.nursery = s.nursery[:0]
+	clear(s.survivors)
+	s.survivors = s.survivors[:0]
 	// Callbacks kept after a panic (see recoverFire) never run now.
 	s.discarded += len(s.batch)
 	clear(s.batch)

@@ -41,7 +41,7 @@ func (w *Wheel) NewTicker(d time.Duration) *Ticker {
 	}
 	s := w.shard("NewTicker")
 	c := make(chan time.Time, 1)
-	tk := &Ticker{C: c, n: newNode(s, c, d, 0)}
+	tk := &Ticker{C: c, n: newNode(s, c, d)}
 	tk.n.owner = uintptr(unsafe.Pointer(tk))
 	s.start(nil, tk.n, d)
 	return tk
@@ -77,7 +77,8 @@ func (tk *Ticker) Stop() {
 	if n == nil {
 		return
 	}
-	n.stop()
+	n.stop(tk.C)
+	runtime.KeepAlive(tk) // and so C: see keepAlive
 }
 
 // Reset stops the ticker and resets its period to d: the next tick arrives
@@ -94,7 +95,7 @@ func (tk *Ticker) Reset(d time.Duration) {
 	if d <= 0 {
 		panic(badDuration("Ticker.Reset", "interval", d))
 	}
-	s := n.s
+	s := n.shard()
 	ns := s.w.since()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -59,7 +59,8 @@ type Timer struct {
 	C <-chan time.Time
 	// p is the *shard of an AfterFunc Timer (f set) and the *node of a
 	// channel Timer (f nil). So no field a user can set decides an unsafe
-	// cast. It is nil in a zero Timer and in a node.
+	// cast. It is nil in a zero Timer. In a node's own Timer it is the
+	// node's *shard (see node).
 	p unsafe.Pointer
 }
 
@@ -107,10 +108,10 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 // complexity is O(1).
 //
 // A channel timer costs more than an AfterFunc timer: its channel and a
-// node for the wheel to hold. If it is due a minute or more from now, or
-// still pending when a garbage collection ends, it also costs a weak
-// pointer to the channel and a cleanup (see [Timer]). BenchmarkChanTimer
-// measures it beside package time.
+// node for the wheel to hold. If it is still pending after its shard
+// has started some more timers, or when a garbage collection ends, it
+// also costs a finalizer on the channel (see [Timer]).
+// BenchmarkChanPatterns measures it beside package time.
 //
 //go:noinline
 func (w *Wheel) NewTimer(d time.Duration) *Timer {
@@ -118,7 +119,7 @@ func (w *Wheel) NewTimer(d time.Duration) *Timer {
 	// address, which the node keeps to tell t from a copy, never changes.
 	s := w.shard("NewTimer")
 	c := make(chan time.Time, 1)
-	n := newNode(s, c, 0, d)
+	n := newNode(s, c, 0)
 	t := &Timer{C: c, p: unsafe.Pointer(n)}
 	n.owner = uintptr(unsafe.Pointer(t))
 	s.start(nil, n, d)
@@ -126,11 +127,17 @@ func (w *Wheel) NewTimer(d time.Duration) *Timer {
 }
 
 // After waits for the duration to elapse and then sends the current time
-// on the returned channel, the channel of NewTimer(d). On a closed wheel
-// nothing is ever sent: a receive that must end selects on another
-// channel too, as with any timer that may be stopped.
-func (w *Wheel) After(d time.Duration) <-chan time.Time {
-	return w.NewTimer(d).C
+// on the returned channel, as NewTimer(d).C would, without the Timer. On
+// a closed wheel nothing is ever sent: a receive that must end selects on
+// another channel too, as with any timer that may be stopped.
+func (w *Wheel) After(d time.Duration) <-chan time.Time { return w.after("After", d) }
+
+// after is After; op names the method for the panic on a zero Wheel.
+func (w *Wheel) after(op string, d time.Duration) <-chan time.Time {
+	s := w.shard(op)
+	c := make(chan time.Time, 1)
+	s.start(nil, newNode(s, c, 0), d)
+	return c
 }
 
 // Sleep pauses the current goroutine for at least the duration d. A d of
@@ -142,9 +149,8 @@ func (w *Wheel) Sleep(d time.Duration) {
 		w.shard("Sleep") // a zero Wheel is a mistake whatever d is
 		return
 	}
-	t := w.NewTimer(d)
 	select {
-	case <-t.C:
+	case <-w.after("Sleep", d):
 	case <-w.done:
 	}
 }
@@ -163,7 +169,7 @@ func (w *Wheel) Sleep(d time.Duration) {
 // and the Timer it was copied from still fires.
 func (t *Timer) Stop() bool {
 	if t.f == nil {
-		stopped := t.chanNode("Stop").stop()
+		stopped := t.chanNode("Stop").stop(t.C)
 		runtime.KeepAlive(t) // and so C: see keepAlive
 		return stopped
 	}

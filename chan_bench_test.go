@@ -1,0 +1,246 @@
+package timewheel_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/timewheel/timewheel"
+)
+
+// The channel API as most Go code uses it, package time beside the
+// package-level drop-ins (the default wheel), each pattern in one
+// function so that one benchstat shows the ratio:
+//
+//	go test -run '^$' -bench 'Chan(Patterns|Floor)' -count 6 . > chan.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /impl chan.txt
+//
+// Each pattern has a floor (impl=floor): the least any library must do
+// for it, so that a reader sees how far each figure is from what is
+// possible. Every floor allocates a channel as NewTimer does; where a
+// value must wait for a goroutine, it pays the same hand-off.
+
+// chanImpl is one contender of BenchmarkChanPatterns. Its timers and
+// tickers are pointers in interfaces: no allocation of the benchmark's
+// own.
+type chanImpl struct {
+	name      string
+	newTimer  func(time.Duration) (stopper, <-chan time.Time)
+	after     func(time.Duration) <-chan time.Time
+	newTicker func(time.Duration) interface{ Stop() }
+}
+
+var chanImpls = []chanImpl{
+	{
+		name: "time",
+		newTimer: func(d time.Duration) (stopper, <-chan time.Time) {
+			t := time.NewTimer(d)
+			return t, t.C
+		},
+		after:     time.After,
+		newTicker: func(d time.Duration) interface{ Stop() } { return time.NewTicker(d) },
+	},
+	{
+		name: "timewheel",
+		newTimer: func(d time.Duration) (stopper, <-chan time.Time) {
+			t := timewheel.NewTimer(d)
+			return t, t.C
+		},
+		after:     timewheel.After,
+		newTicker: func(d time.Duration) interface{ Stop() } { return timewheel.NewTicker(d) },
+	},
+}
+
+// server answers each request on its channel, as a goroutine holding a
+// connection or a lock does; it ends when reqs is closed.
+func server(reqs chan chan int) {
+	for r := range reqs {
+		r <- 1
+	}
+}
+
+// BenchmarkChanPatterns: the patterns of the table in the README, from
+// one goroutine (and from every processor for after-ready):
+//   - after-ready: select { case <-data: case <-After(5s): } with data
+//     always ready, so that the timer is dropped pending;
+//   - after-blocked: the same where the caller blocks until another
+//     goroutine answers (a request with a timeout);
+//   - timer-blocked-stop: NewTimer(5s), the same wait, then Stop, as code
+//     that cleans up after itself does;
+//   - timer-stop: NewTimer(d) and Stop at once, at 5 s and at an hour;
+//   - ticker-stop: NewTicker(1s) and Stop;
+//   - reset: one Timer, Reset(5s) again and again;
+//   - churn: 1e5 pending channel timers due 10 to 60 s out; stop a random
+//     one and make another.
+func BenchmarkChanPatterns(b *testing.B) {
+	ready := make(chan int)
+	close(ready)
+	for _, impl := range chanImpls {
+		b.Run("pattern=after-ready/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				select {
+				case <-ready:
+				case <-impl.after(5 * time.Second):
+				}
+			}
+		})
+		b.Run("pattern=after-ready-parallel/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					select {
+					case <-ready:
+					case <-impl.after(5 * time.Second):
+					}
+				}
+			})
+		})
+		b.Run("pattern=after-blocked/impl="+impl.name, func(b *testing.B) {
+			reqs := make(chan chan int)
+			defer close(reqs)
+			go server(reqs)
+			answer := make(chan int)
+			b.ReportAllocs()
+			for b.Loop() {
+				reqs <- answer
+				select {
+				case <-answer:
+				case <-impl.after(5 * time.Second):
+					b.Fatal("timed out")
+				}
+			}
+		})
+		b.Run("pattern=timer-blocked-stop/impl="+impl.name, func(b *testing.B) {
+			reqs := make(chan chan int)
+			defer close(reqs)
+			go server(reqs)
+			answer := make(chan int)
+			b.ReportAllocs()
+			for b.Loop() {
+				t, c := impl.newTimer(5 * time.Second)
+				reqs <- answer
+				select {
+				case <-answer:
+				case <-c:
+					b.Fatal("timed out")
+				}
+				t.Stop()
+			}
+		})
+		for _, d := range []time.Duration{5 * time.Second, time.Hour} {
+			b.Run(fmt.Sprintf("pattern=timer-stop/d=%v/impl=%s", d, impl.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					t, _ := impl.newTimer(d)
+					t.Stop()
+				}
+			})
+		}
+		b.Run("pattern=ticker-stop/impl="+impl.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				impl.newTicker(time.Second).Stop()
+			}
+		})
+		b.Run("pattern=reset/impl="+impl.name, func(b *testing.B) {
+			t, _ := impl.newTimer(5 * time.Second)
+			defer t.Stop()
+			b.ReportAllocs()
+			for b.Loop() {
+				t.Reset(5 * time.Second)
+			}
+		})
+		b.Run("pattern=churn/n=1e+05/impl="+impl.name, func(b *testing.B) {
+			const n = 100_000
+			r := rng(n)
+			timers := make([]stopper, n)
+			for i := range timers {
+				timers[i], _ = impl.newTimer(r.between(10*time.Second, 60*time.Second))
+			}
+			defer stopAll(timers)
+			b.ReportAllocs()
+			for b.Loop() {
+				i := r.next() % n
+				timers[i].Stop()
+				timers[i], _ = impl.newTimer(r.between(10*time.Second, 60*time.Second))
+			}
+		})
+	}
+}
+
+// BenchmarkChanMemory reports the heap bytes per pending NewTimer(1h)
+// with 1e5 pending, what the user holds included (the *Timer).
+func BenchmarkChanMemory(b *testing.B) {
+	const n = 100_000
+	for _, impl := range []struct {
+		name string
+		make func(time.Duration) stopper
+	}{
+		{"time", func(d time.Duration) stopper { return time.NewTimer(d) }},
+		{"timewheel", func(d time.Duration) stopper { return timewheel.NewTimer(d) }},
+	} {
+		b.Run("impl="+impl.name, func(b *testing.B) {
+			var perTimer float64
+			for b.Loop() {
+				timers := make([]stopper, n)
+				before := heapInUse()
+				for i := range timers {
+					timers[i] = impl.make(time.Hour + time.Duration(i))
+				}
+				perTimer = float64(heapInUse()-before) / n
+				stopAll(timers)
+			}
+			b.ReportMetric(perTimer, "B/timer")
+		})
+	}
+}
+
+// sinkChan keeps the floors' channels from being optimised away.
+var sinkChan chan time.Time
+
+// BenchmarkChanFloor: what a library must do at least for each pattern,
+// measured the same way:
+//   - op=chan: allocate the channel of a timer and a 48-byte object for
+//     the caller to hold (NewTimer + Stop, and Reset on a stopped one,
+//     can do no less);
+//   - op=chan+special: the same, and one runtime special on the channel
+//     (a finalizer), which a timer dropped pending needs so that the
+//     collector can tell the wheel it is gone (after-ready): package
+//     time's runtime needs none, since its heap holds a channel timer
+//     only while a goroutine is blocked on it;
+//   - op=handoff: a request to another goroutine and its answer, with
+//     the channel allocated (after-blocked, timer-blocked-stop).
+func BenchmarkChanFloor(b *testing.B) {
+	b.Run("op=chan", func(b *testing.B) {
+		b.ReportAllocs()
+		var keep *[6]int64
+		for b.Loop() {
+			sinkChan = make(chan time.Time, 1)
+			keep = new([6]int64)
+		}
+		_ = keep
+	})
+	b.Run("op=chan+special", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := make(chan time.Time, 1)
+			runtime.SetFinalizer((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))), func(*byte) {})
+			sinkChan = c
+		}
+	})
+	b.Run("op=handoff", func(b *testing.B) {
+		reqs := make(chan chan int)
+		defer close(reqs)
+		go server(reqs)
+		answer := make(chan int)
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkChan = make(chan time.Time, 1)
+			reqs <- answer
+			<-answer
+		}
+	})
+}
