@@ -59,7 +59,7 @@ type node struct {
 const youngBatch = 64
 
 // The casts between a channel and its runtime object (newNode,
-// promoteLocked, channel) rely on a channel being one pointer: this fails to compile
+// special, channel) rely on a channel being one pointer: this fails to compile
 // (index out of range) if it is not.
 var _ = [1]struct{}{}[unsafe.Sizeof(make(chan time.Time))-unsafe.Sizeof(unsafe.Pointer(nil))]
 
@@ -91,18 +91,25 @@ func (n *node) scheduleLocked(when, ns int64) {
 	}
 }
 
-// promoteLocked promotes a young node if it is pending: the wheel holds
-// it, so it must not hold its channel (see node). A node that is not
-// pending stays young, reachable only from its Timer or Ticker, until it
-// is scheduled again.
-func (n *node) promoteLocked() {
-	n.young = false
-	if !n.t.e.Pending() || n.t.C == nil {
-		return
-	}
+// special makes the weak pointer to the node's channel and attaches the
+// cleanup that takes the node off the wheel once the channel is
+// collected. The node holds the channel strongly meanwhile. It needs no
+// lock: chp never changes.
+func (n *node) special() weak.Pointer[byte] {
 	p := *(**byte)(unsafe.Pointer(&n.chp))
-	n.ch = weak.Make(p)
 	runtime.AddCleanup(p, (*node).collected, n)
+	return weak.Make(p)
+}
+
+// commitLocked promotes the node with the weak pointer special made:
+// from now on it holds its channel only through it. A node stopped
+// since is promoted all the same: its special is made.
+func (n *node) commitLocked(ch weak.Pointer[byte]) {
+	n.young = false
+	if n.t.C == nil {
+		return // promoted already
+	}
+	n.ch = ch
 	n.t.C = nil
 }
 
@@ -208,7 +215,6 @@ func (n *node) reset(d time.Duration) bool {
 		return false
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	pending := s.cancelLocked(&n.t.e)
 	if c := n.channel(); c != nil && drain(c) {
 		pending = true
@@ -217,6 +223,7 @@ func (n *node) reset(d time.Duration) bool {
 		s.resets++
 		n.scheduleLocked(when, ns)
 	}
+	s.unlockAndPromote()
 	return pending
 }
 

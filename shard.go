@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/timewheel/timewheel/queue"
 )
@@ -62,19 +63,21 @@ type shard struct {
 	dirty    atomic.Bool // set by a producer every drainAt entries it posts, cleared under mu by the start that drains the inbox
 	_        [64 - 4]byte
 
-	mu        sync.Mutex
-	idle      sync.Cond    // signalled when firing goes false; uses mu
-	q         *queue.Wheel // guarded by mu
-	firing    bool         // guarded by mu; a goroutine is in fire
-	again     bool         // guarded by mu; fire was called while firing
-	closed    bool         // guarded by mu
-	discarded int          // guarded by mu; pending timers dropped by close
-	batch     []func()     // owned by the goroutine with firing set; callbacks for an executor other than the wheel's pool
-	out       chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
-	spare     *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
-	nursery   []*node      // guarded by mu; young nodes scheduled since the last ageLocked (see node)
-	survivors []*node      // guarded by mu; young nodes pending at the last ageLocked, to promote at the next
-	awayLocks uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
+	mu         sync.Mutex
+	idle       sync.Cond    // signalled when firing goes false; uses mu
+	q          *queue.Wheel // guarded by mu
+	firing     bool         // guarded by mu; a goroutine is in fire
+	again      bool         // guarded by mu; fire was called while firing
+	closed     bool         // guarded by mu
+	discarded  int          // guarded by mu; pending timers dropped by close
+	batch      []func()     // owned by the goroutine with firing set; callbacks for an executor other than the wheel's pool
+	out        chunkList    // owned by the goroutine with firing set; callbacks for the wheel's pool
+	spare      *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
+	nursery    []*node      // guarded by mu; young nodes scheduled since the last ageLocked (see node)
+	survivors  []*node      // guarded by mu; young nodes pending at the last ageLocked, to promote at the next
+	promoting  []*node      // guarded by mu; survivors still pending at the last ageLocked, for promoteOut
+	spareNodes []*node      // guarded by mu; promoting's other buffer
+	awayLocks  uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
 	started   uint64                  // guarded by mu; timers and tickers started
@@ -102,6 +105,12 @@ func newShard(w *Wheel, rings int) *shard {
 // into a shard for every kind of timer.
 func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 	when, ns := s.w.deadline(d)
+	s.startAt(e, n, when, ns)
+}
+
+// startAt is start, for a deadline tick computed from clock reading ns
+// (see Wheel.deadline).
+func (s *shard) startAt(e *queue.Entry, n *node, when, ns int64) {
 	s.mu.Lock()
 	s.drainLocked()
 	if !s.closed {
@@ -115,7 +124,17 @@ func (s *shard) start(e *queue.Entry, n *node, d time.Duration) {
 			n.scheduleLocked(when, ns)
 		}
 	}
+	s.unlockAndPromote()
+}
+
+// unlockAndPromote unlocks mu and, if ageLocked left nodes to promote,
+// promotes them (see promoteOut).
+func (s *shard) unlockAndPromote() {
+	due := len(s.promoting) > 0
 	s.mu.Unlock()
+	if due {
+		s.promoteOut()
+	}
 }
 
 // postpone moves e, if pending, to tick when without taking the lock, and
@@ -332,13 +351,16 @@ func (s *shard) takeSpare(p *Pool) *chunk {
 	return c
 }
 
-// ageLocked runs when the nursery is full: it promotes the survivors
-// still pending, and keeps the nursery's pending nodes as the next
-// survivors (see node). O(youngBatch).
+// ageLocked runs when the nursery is full: it hands the survivors still
+// pending to promoteOut, which the caller runs once it has released mu,
+// and keeps the nursery's pending nodes as the next survivors (see node).
+// O(youngBatch).
 func (s *shard) ageLocked() {
 	for i, n := range s.survivors {
-		if n.young {
-			n.promoteLocked()
+		if n.t.e.Pending() {
+			s.promoting = append(s.promoting, n) // still young: not listed again meanwhile
+		} else {
+			n.young = false
 		}
 		s.survivors[i] = nil
 	}
@@ -354,21 +376,52 @@ func (s *shard) ageLocked() {
 	s.nursery = s.nursery[:0]
 }
 
+// promoteOut promotes the nodes ageLocked or promote left in promoting.
+// It makes their weak pointers and cleanups, the costly part, without the
+// lock: until the lock is taken again, each node holds its channel
+// strongly, so the channel cannot be collected under it. O(nodes).
+func (s *shard) promoteOut() {
+	s.mu.Lock()
+	batch := s.promoting
+	s.promoting = s.spareNodes[:0]
+	s.spareNodes = nil
+	s.mu.Unlock()
+	var buf [2 * youngBatch]weak.Pointer[byte]
+	weaks := buf[:0]
+	if len(batch) > len(buf) {
+		weaks = make([]weak.Pointer[byte], 0, len(batch))
+	}
+	for _, n := range batch {
+		weaks = append(weaks, n.special())
+	}
+	s.mu.Lock()
+	for i, n := range batch {
+		n.commitLocked(weaks[i])
+		batch[i] = nil
+	}
+	if s.spareNodes == nil {
+		s.spareNodes = batch[:0]
+	}
+	s.mu.Unlock()
+}
+
 // promote runs once at the end of each garbage collection: it promotes
 // every young node that is pending (see node), so that a forgotten timer
 // is collected within the next collections. O(youngBatch).
 func (s *shard) promote() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, young := range [...]*[]*node{&s.nursery, &s.survivors} {
 		for i, n := range *young {
-			if n.young {
-				n.promoteLocked()
+			if n.t.e.Pending() {
+				s.promoting = append(s.promoting, n)
+			} else {
+				n.young = false
 			}
 			(*young)[i] = nil
 		}
 		*young = (*young)[:0]
 	}
+	s.unlockAndPromote()
 }
 
 // close drops the shard's pending timers and withdraws its wake. If wait
@@ -389,6 +442,11 @@ func (s *shard) close(wait bool) {
 	s.nursery = s.nursery[:0]
 	clear(s.survivors)
 	s.survivors = s.survivors[:0]
+	for _, n := range s.promoting {
+		n.young = false
+	}
+	clear(s.promoting)
+	s.promoting = s.promoting[:0]
 	// Callbacks kept after a panic (see recoverFire) never run now.
 	s.discarded += len(s.batch)
 	clear(s.batch)

@@ -98,7 +98,6 @@ func (tk *Ticker) Reset(d time.Duration) {
 	s := n.shard()
 	ns := s.w.since()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.cancelLocked(&n.t.e)
 	if c := n.channel(); c != nil {
 		drain(c)
@@ -108,5 +107,6 @@ func (tk *Ticker) Reset(d time.Duration) {
 		s.resets++
 		n.startGridLocked(ns)
 	}
+	s.unlockAndPromote()
 	runtime.KeepAlive(tk) // C stays alive, so the grid is not cancelled under the call (see keepAlive)
 }

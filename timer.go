@@ -5,6 +5,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/timewheel/timewheel/internal/ticks"
+	"github.com/timewheel/timewheel/internal/wheelhook"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -97,10 +99,34 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) *Timer {
 	if f == nil {
 		panic("timewheel: AfterFunc: nil func")
 	}
-	s := w.shard("AfterFunc")
-	t := &Timer{f: f, p: unsafe.Pointer(s)}
-	s.start(&t.e, nil, d)
+	t := new(Timer)
+	w.afterFuncAt(t, time.Time{}, d, f)
 	return t
+}
+
+// afterFuncAt is AfterFunc in t, a zero Timer (see wheelhook). now is a
+// reading of w's clock that the caller took just before, or the zero
+// Time: on the real clock, the deadline is computed from it, which
+// saves reading the clock again.
+func (w *Wheel) afterFuncAt(t *Timer, now time.Time, d time.Duration, f func()) {
+	if f == nil {
+		panic("timewheel: AfterFunc: nil func")
+	}
+	s := w.shard("AfterFunc")
+	t.f, t.p = f, unsafe.Pointer(s)
+	var ns int64
+	if w.real && !now.IsZero() {
+		ns = int64(now.Sub(w.epoch)) // monotonic, as since
+	} else {
+		ns = w.since()
+	}
+	s.startAt(&t.e, nil, ticks.Deadline(ns, d, w.tick), ns)
+}
+
+func init() {
+	wheelhook.AfterFuncAt = func(w, t unsafe.Pointer, now time.Time, d time.Duration, f func()) {
+		(*Wheel)(w).afterFuncAt((*Timer)(t), now, d, f)
+	}
 }
 
 // NewTimer creates a new Timer that will send the current time on its

@@ -3,12 +3,13 @@ package wheelctx
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/wheelhook"
 )
 
 // How a timerCtx was finished by its own hand.
@@ -21,32 +22,47 @@ const (
 
 // timerCtx is a context done at a deadline on a wheel.
 //
-// Its embedded Context, inner, is context.WithCancelCause(parent): it
-// supplies Done and Value and is canceled synchronously with the parent.
-// The timer and the CancelFunc cancel it too, with the right cause; Err
-// translates the Canceled that results from the timer into
-// DeadlineExceeded. Contexts derived from a timerCtx register with its
-// AfterFunc (see Value), so that the timer cancels them with
-// DeadlineExceeded too.
+// A parent that can be canceled (its Done is not nil) gives it an inner
+// context, context.WithCancelCause(parent), which supplies Done and is
+// canceled synchronously with the parent. The timer and the CancelFunc
+// cancel it too, with the right cause; Err translates the Canceled that
+// results from the timer into DeadlineExceeded. A parent that cannot be
+// canceled (Background, TODO, their values) gives it none: its Done is a
+// channel of its own, made when first asked for, as package context's.
+// That saves the inner context's two allocations in the common case.
+//
+// Contexts derived from a timerCtx register with its AfterFunc (see
+// Value), so that the timer cancels them with DeadlineExceeded too.
 //
 // A timerCtx is safe for concurrent use.
 type timerCtx struct {
-	context.Context // inner
-	cancelInner     context.CancelCauseFunc
-	w               *timewheel.Wheel
-	deadline        time.Time
-	cause           error                           // the cause of timing out: the caller's, or DeadlineExceeded
-	timer           atomic.Pointer[timewheel.Timer] // nil until set, and if born past its deadline
+	parent      context.Context
+	inner       context.Context // context.WithCancelCause(parent), if the parent can be canceled; else nil
+	cancelInner context.CancelCauseFunc
+	w           *timewheel.Wheel
+	deadline    time.Time
+	cause       error           // the cause of timing out: the caller's, or DeadlineExceeded
+	timer       timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
+	armed       bool            // timer was started; written before it, read by its callback and the CancelFunc
 
-	how atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before inner is canceled) or byParent (by Err); set once
+	how  atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
+	done atomic.Value  // chan struct{}, without inner: made by Done or finish, closed by finish
 
 	mu       sync.Mutex
 	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
 	stop     func() bool             // guarded by mu; stops the AfterFunc on inner that serves after
-	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying cause
+	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
 }
 
 type afterFunc struct{ f func() }
+
+// closedChan is the Done of a context without inner that is done before
+// anything asked for its Done.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // newTimerCtx returns a context done at deadline d on w, whose clock read
 // now, with cause as the cause of its timing out (nil for
@@ -68,15 +84,26 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}
-	c := &timerCtx{w: w, deadline: d, cause: cause}
-	c.Context, c.cancelInner = context.WithCancelCause(parent)
+	c := &timerCtx{parent: parent, w: w, deadline: d, cause: cause}
+	if parent.Done() != nil {
+		c.inner, c.cancelInner = context.WithCancelCause(parent)
+	}
 	f := c.cancelOrExpire // one func is both the CancelFunc and the timer's callback
 	if dur := d.Sub(now); dur <= 0 {
 		c.finish(timedOut, cause) // the deadline has already passed
-	} else if c.Context.Err() == nil { // else the parent is done already
-		c.timer.Store(w.AfterFunc(dur, f))
+	} else if c.innerErr() == nil { // else the parent is done already
+		c.armed = true
+		wheelhook.AfterFuncAt(unsafe.Pointer(w), unsafe.Pointer(&c.timer), now, dur, f)
 	}
 	return c, f
+}
+
+// innerErr returns the inner context's Err, or nil if c has none.
+func (c *timerCtx) innerErr() error {
+	if c.inner == nil {
+		return nil
+	}
+	return c.inner.Err()
 }
 
 // cancelOrExpire is both the CancelFunc and the wheel timer's callback,
@@ -86,7 +113,7 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 // never set, or its wheel is closed), and the wheel clock says whether the
 // deadline has passed.
 func (c *timerCtx) cancelOrExpire() {
-	if t := c.timer.Load(); t != nil && t.Stop() {
+	if c.armed && c.timer.Stop() {
 		c.finish(canceled, context.Canceled)
 		return
 	}
@@ -104,21 +131,46 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	c.mu.Lock()
 	// Compare-and-swap, not a store: if Err has seen inner done by the
 	// parent meanwhile, it has fixed the answer (byParent), and it stands.
-	if c.Context.Err() != nil || !c.how.CompareAndSwap(open, how) {
+	if c.innerErr() != nil || !c.how.CompareAndSwap(open, how) {
 		c.mu.Unlock()
 		return
 	}
-	// how is set before inner is done: whoever sees Done closed sees how.
+	// how is set before Done is closed: whoever sees Done closed sees how.
 	if c.stop != nil {
 		c.stop() // the funcs run here, not on a goroutine
 	}
-	c.cancelInner(cause)
+	if c.inner != nil {
+		c.cancelInner(cause)
+	} else if d, _ := c.done.Load().(chan struct{}); d != nil {
+		close(d)
+	} else {
+		c.done.Store(closedChan)
+	}
 	after := c.after
 	c.after = nil
 	c.mu.Unlock()
 	for a := range after {
 		a.f()
 	}
+}
+
+// Done returns a channel closed when the context is done. Without an
+// inner context it is made on the first call, as package context's.
+func (c *timerCtx) Done() <-chan struct{} {
+	if c.inner != nil {
+		return c.inner.Done()
+	}
+	if d, _ := c.done.Load().(chan struct{}); d != nil {
+		return d
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, _ := c.done.Load().(chan struct{})
+	if d == nil {
+		d = make(chan struct{})
+		c.done.Store(d)
+	}
+	return d
 }
 
 // Deadline returns the context's deadline, on the wheel's clock.
@@ -128,7 +180,18 @@ func (c *timerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // deadline has passed, Canceled once its CancelFunc was called, and the
 // parent's error if the parent was done first.
 func (c *timerCtx) Err() error {
-	err := c.Context.Err()
+	if c.inner == nil {
+		// Only the timer and the CancelFunc finish it.
+		switch c.how.Load() {
+		case open:
+			return nil
+		case timedOut:
+			return context.DeadlineExceeded
+		default:
+			return context.Canceled
+		}
+	}
+	err := c.inner.Err()
 	if err == nil {
 		return nil
 	}
@@ -148,7 +211,7 @@ func (c *timerCtx) Value(key any) any {
 	if key == cancelCtxKey && key != nil {
 		return c.cancelCtxValue()
 	}
-	return c.Context.Value(key)
+	return c.parent.Value(key)
 }
 
 // cancelCtxValue answers context's private key, which context.Cause uses
@@ -156,22 +219,27 @@ func (c *timerCtx) Value(key any) any {
 // child. An open context answers a never-canceled context, so that Cause
 // reads nil and children come to AfterFunc. A context done by the parent
 // or the CancelFunc answers inner, whose cause is right. A context that
-// timed out answers a canceled context carrying the timeout's cause, but
-// not inner, whose Done is c's: a child attached to inner would be told
-// Canceled rather than DeadlineExceeded.
+// timed out, or has no inner, answers a canceled context carrying the
+// cause, but not inner, whose Done is c's: a child attached to inner
+// would be told Canceled rather than DeadlineExceeded.
 func (c *timerCtx) cancelCtxValue() any {
-	if c.Context.Err() == nil {
+	if c.Err() == nil {
 		return neverCanceled
 	}
-	if c.how.Load() != timedOut {
-		return c.Context.Value(cancelCtxKey)
+	how := c.how.Load()
+	if how != timedOut && c.inner != nil {
+		return c.inner.Value(cancelCtxKey)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.causeCtx == nil {
+		cause := c.cause
+		if how != timedOut {
+			cause = context.Canceled
+		}
 		var cancel context.CancelCauseFunc
 		c.causeCtx, cancel = context.WithCancelCause(context.Background())
-		cancel(c.cause)
+		cancel(cause)
 	}
 	return c.causeCtx.Value(cancelCtxKey)
 }
@@ -189,7 +257,7 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 		panic("wheelctx: AfterFunc called with a nil func")
 	}
 	c.mu.Lock()
-	if c.how.Load() != open || c.Context.Err() != nil {
+	if c.how.Load() != open || c.innerErr() != nil {
 		c.mu.Unlock()
 		go f()
 		return func() bool { return false }
@@ -199,8 +267,8 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 		c.after = make(map[*afterFunc]struct{})
 	}
 	c.after[a] = struct{}{}
-	if c.stop == nil {
-		c.stop = context.AfterFunc(c.Context, c.parentDone)
+	if c.stop == nil && c.inner != nil {
+		c.stop = context.AfterFunc(c.inner, c.parentDone) // a parent that can be canceled
 	}
 	c.mu.Unlock()
 	return func() bool {
@@ -224,9 +292,16 @@ func (c *timerCtx) parentDone() {
 	}
 }
 
-// String describes the context as package context does. inner is a
-// *cancelCtx, which names itself after its parent.
+// String describes the context as package context does.
 func (c *timerCtx) String() string {
-	parent := strings.TrimSuffix(fmt.Sprint(c.Context), ".WithCancel")
-	return fmt.Sprintf("%s.WithDeadline(%s [%s])", parent, c.deadline, c.deadline.Sub(c.w.Now()))
+	return fmt.Sprintf("%s.WithDeadline(%s [%s])", contextName(c.parent), c.deadline, c.deadline.Sub(c.w.Now()))
+}
+
+// contextName names a context as package context does: its String, or
+// its type.
+func contextName(c context.Context) string {
+	if s, ok := c.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return fmt.Sprintf("%T", c)
 }

@@ -1,0 +1,19 @@
+// Package wheelhook lets the module's own packages start a timer in
+// memory they allocated, where the root package's API allocates it.
+// wheelctx embeds its context's timer in the context so, which saves an
+// allocation per context. The root package sets the hook in its init,
+// so it is set before any package that imports the root package uses
+// it.
+package wheelhook
+
+import (
+	"time"
+	"unsafe"
+)
+
+// AfterFuncAt starts the zero *timewheel.Timer t on the *timewheel.Wheel
+// w, due d after now, to call f: as w.AfterFunc(d, f), in t. now is a
+// reading of w's clock taken just before the call (w.Now()), or the zero
+// Time for the wheel to read its clock itself. The caller must not copy t
+// afterwards. It panics as AfterFunc does.
+var AfterFuncAt func(w, t unsafe.Pointer, now time.Time, d time.Duration, f func())
