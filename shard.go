@@ -75,8 +75,9 @@ type shard struct {
 	spare      *chunk       // owned by the goroutine with firing set; an empty chunk for out, or nil
 	nursery    []*node      // guarded by mu; young nodes scheduled since the last ageLocked (see node)
 	survivors  []*node      // guarded by mu; young nodes pending at the last ageLocked, to promote at the next
-	promoting  []*node      // guarded by mu; survivors still pending at the last ageLocked, for promoteOut
+	promoting  []*node      // guarded by mu; survivors still pending at the last ageLocked, for promoteLocked
 	spareNodes []*node      // guarded by mu; promoting's other buffer
+	promoter   bool         // guarded by mu; a goroutine of unlockAndPromote's is promoting
 	awayLocks  uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
@@ -127,13 +128,33 @@ func (s *shard) startAt(e *queue.Entry, n *node, when, ns int64) {
 	s.unlockAndPromote()
 }
 
-// unlockAndPromote unlocks mu and, if ageLocked left nodes to promote,
-// promotes them (see promoteOut).
+// unlockAndPromote unlocks mu and, if ageLocked left nodes to promote
+// and no goroutine is promoting them, starts one (see promoteLocked): the
+// caller, starting a timer, does not wait for the runtime's specials,
+// which cost about a microsecond a node, and a processor that has time
+// to spare makes them. One goroutine a shard at most, while there is
+// work. If it falls more than a batch behind, the caller helps: the
+// nodes not yet promoted stay bounded, and with them the channels a
+// collection cannot free.
 func (s *shard) unlockAndPromote() {
-	due := len(s.promoting) > 0
+	start := len(s.promoting) > 0 && !s.promoter
+	help := len(s.promoting) > youngBatch
+	if start {
+		s.promoter = true
+	}
 	s.mu.Unlock()
-	if due {
-		s.promoteOut()
+	switch {
+	case start:
+		go func() {
+			s.mu.Lock()
+			s.promoteLocked()
+			s.promoter = false
+			s.mu.Unlock()
+		}()
+	case help:
+		s.mu.Lock()
+		s.promoteLocked()
+		s.mu.Unlock()
 	}
 }
 
@@ -352,7 +373,7 @@ func (s *shard) takeSpare(p *Pool) *chunk {
 }
 
 // ageLocked runs when the nursery is full: it hands the survivors still
-// pending to promoteOut, which the caller runs once it has released mu,
+// pending to promoteLocked, which the caller's unlockAndPromote runs,
 // and keeps the nursery's pending nodes as the next survivors (see node).
 // O(youngBatch).
 func (s *shard) ageLocked() {
@@ -376,33 +397,34 @@ func (s *shard) ageLocked() {
 	s.nursery = s.nursery[:0]
 }
 
-// promoteOut promotes the nodes ageLocked or promote left in promoting.
-// It makes their weak pointers and cleanups, the costly part, without the
-// lock: until the lock is taken again, each node holds its channel
-// strongly, so the channel cannot be collected under it. O(nodes).
-func (s *shard) promoteOut() {
-	s.mu.Lock()
-	batch := s.promoting
-	s.promoting = s.spareNodes[:0]
-	s.spareNodes = nil
-	s.mu.Unlock()
+// promoteLocked promotes the nodes ageLocked or promote left in
+// promoting, until there are none. It makes their weak pointers and
+// cleanups, the costly part, with mu released: until it takes mu again,
+// each node holds its channel strongly, so the channel cannot be
+// collected under it. O(nodes).
+func (s *shard) promoteLocked() {
 	var buf [2 * youngBatch]weak.Pointer[byte]
-	weaks := buf[:0]
-	if len(batch) > len(buf) {
-		weaks = make([]weak.Pointer[byte], 0, len(batch))
+	for len(s.promoting) > 0 {
+		batch := s.promoting
+		s.promoting = s.spareNodes[:0]
+		s.spareNodes = nil
+		s.mu.Unlock()
+		weaks := buf[:0]
+		if len(batch) > len(buf) {
+			weaks = make([]weak.Pointer[byte], 0, len(batch))
+		}
+		for _, n := range batch {
+			weaks = append(weaks, n.special())
+		}
+		s.mu.Lock()
+		for i, n := range batch {
+			n.commitLocked(weaks[i])
+			batch[i] = nil
+		}
+		if s.spareNodes == nil {
+			s.spareNodes = batch[:0]
+		}
 	}
-	for _, n := range batch {
-		weaks = append(weaks, n.special())
-	}
-	s.mu.Lock()
-	for i, n := range batch {
-		n.commitLocked(weaks[i])
-		batch[i] = nil
-	}
-	if s.spareNodes == nil {
-		s.spareNodes = batch[:0]
-	}
-	s.mu.Unlock()
 }
 
 // promote runs once at the end of each garbage collection: it promotes
@@ -421,7 +443,8 @@ func (s *shard) promote() {
 		}
 		*young = (*young)[:0]
 	}
-	s.unlockAndPromote()
+	s.promoteLocked() // on the runtime's cleanup goroutine already
+	s.mu.Unlock()
 }
 
 // close drops the shard's pending timers and withdraws its wake. If wait
