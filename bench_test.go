@@ -835,42 +835,6 @@ func (o *touchObj) touch() {
 	o.word.CompareAndSwap(old, max(old, d))
 }
 
-// BenchmarkChanTimer: what a channel timer costs, made and stopped (op=
-// stop) or made and dropped (op=drop, as <-After(d) leaves it when
-// something else is selected; the collector removes it), beside package
-// time's: the node, weak pointer and cleanup that let a forgotten timer be
-// collected are paid here, not by AfterFunc timers.
-func BenchmarkChanTimer(b *testing.B) {
-	w := timewheel.New()
-	defer w.Close()
-	type timer interface{ Stop() bool }
-	for _, impl := range []struct {
-		name string
-		new  func(time.Duration) timer
-	}{
-		{"timewheel", func(d time.Duration) timer { return w.NewTimer(d) }},
-		{"time", func(d time.Duration) timer { return time.NewTimer(d) }},
-	} {
-		// Due in 5 s, a timer is born young; in an hour, promoted at
-		// once (see node), which a forgotten one needs to be collected
-		// within three back-to-back collections.
-		for _, d := range []time.Duration{5 * time.Second, time.Hour} {
-			b.Run(fmt.Sprintf("op=stop/d=%v/impl=%s", d, impl.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					impl.new(d).Stop()
-				}
-			})
-			b.Run(fmt.Sprintf("op=drop/d=%v/impl=%s", d, impl.name), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					impl.new(d)
-				}
-			})
-		}
-	}
-}
-
 // scaleSizes are BenchmarkScale's: from a thousand to ten million pending.
 var scaleSizes = []int{1e3, 1e4, 1e5, 1e6, 1e7}
 

@@ -3,9 +3,11 @@ package timewheel_test
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/timewheel/timewheel"
 )
@@ -206,13 +208,19 @@ var sinkChan chan time.Time
 //   - op=chan: allocate the channel of a timer and a 48-byte object for
 //     the caller to hold (NewTimer + Stop, and Reset on a stopped one,
 //     can do no less);
-//   - op=chan+special: the same, and one runtime special on the channel
-//     (a finalizer), which a timer dropped pending needs so that the
-//     collector can tell the wheel it is gone (after-ready): package
-//     time's runtime needs none, since its heap holds a channel timer
-//     only while a goroutine is blocked on it;
+//   - op=chan+specials: the same, and the two runtime specials, a weak
+//     pointer and a cleanup, that a timer dropped pending needs so that
+//     the collector can tell the wheel it is gone (after-ready,
+//     after-blocked, churn; see node): package time's runtime needs none,
+//     since its heap holds a channel timer only while a goroutine is
+//     blocked on it;
+//   - op=chan+weak: with one special only, which is not enough (see node);
 //   - op=handoff: a request to another goroutine and its answer, with
-//     the channel allocated (after-blocked, timer-blocked-stop).
+//     the channel allocated (after-blocked, timer-blocked-stop);
+//   - op=driver: what a wheel with one driver pays when its only timer is
+//     started and stopped, a runtime timer set and stopped under a lock,
+//     so that an idle wheel never wakes (timer-stop, ticker-stop on an
+//     empty wheel; package time has no such timer).
 func BenchmarkChanFloor(b *testing.B) {
 	b.Run("op=chan", func(b *testing.B) {
 		b.ReportAllocs()
@@ -223,11 +231,21 @@ func BenchmarkChanFloor(b *testing.B) {
 		}
 		_ = keep
 	})
-	b.Run("op=chan+special", func(b *testing.B) {
+	b.Run("op=chan+specials", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c := make(chan time.Time, 1)
-			runtime.SetFinalizer((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))), func(*byte) {})
+			p := (*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c)))
+			sinkWeak = weak.Make(p)
+			runtime.AddCleanup(p, func(int) {}, 0)
+			sinkChan = c
+		}
+	})
+	b.Run("op=chan+weak", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := make(chan time.Time, 1)
+			sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))))
 			sinkChan = c
 		}
 	})
@@ -243,4 +261,22 @@ func BenchmarkChanFloor(b *testing.B) {
 			<-answer
 		}
 	})
+	b.Run("op=driver", func(b *testing.B) {
+		var mu sync.Mutex
+		t := time.AfterFunc(time.Hour, func() {})
+		defer t.Stop()
+		t.Stop()
+		b.ReportAllocs()
+		for b.Loop() {
+			mu.Lock()
+			t.Reset(5 * time.Second)
+			mu.Unlock()
+			mu.Lock()
+			t.Stop()
+			mu.Unlock()
+		}
+	})
 }
+
+// sinkWeak keeps the floors' weak pointers from being optimised away.
+var sinkWeak weak.Pointer[byte]

@@ -24,12 +24,11 @@ import (
 // As in Go 1.23, a channel Timer that nothing references any more is
 // removed from the wheel and collected, even if it was never stopped.
 // Nothing means not the Timer, not C, and no goroutine blocked receiving
-// from it. A timer due a minute or more ahead (when made or reset) goes
-// within three back-to-back collections, as Go's own test asks. One due
-// sooner goes when it fires or after the second collection, whichever is
-// first: being collectable at once would double NewTimer's cost. Under the race detector the runtime runs the
-// cleanups this relies on several collections late. An AfterFunc timer
-// stays pending until it fires or is stopped, as in package time.
+// from it. Whatever its duration, a forgotten one goes within three
+// back-to-back collections, as Go's own test asks. Under the race
+// detector the runtime runs the cleanups this relies on several
+// collections late. An AfterFunc timer stays pending until it fires or
+// is stopped, as in package time.
 //
 // A Timer is safe for concurrent use. It takes 48 bytes on the heap for an
 // AfterFunc timer; a channel timer takes more, see [Wheel.NewTimer].
