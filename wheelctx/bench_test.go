@@ -78,3 +78,31 @@ func BenchmarkCreateCancelParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateCancelFloor: what any context with a deadline pays, in
+// the same units as BenchmarkCreateCancel:
+//   - op=inner: on a cancelable parent, package context's own child
+//     (context.WithCancelCause, then its cancel), through which a
+//     context outside package context is canceled synchronously with its
+//     parent; wheelctx makes one on such a parent, package context's
+//     WithTimeout pays the same bookkeeping in its own child;
+//   - op=clock: the wall clock read that WithTimeout takes the deadline
+//     from (time.Now).
+func BenchmarkCreateCancelFloor(b *testing.B) {
+	b.Run("op=inner", func(b *testing.B) {
+		p, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, cancel := context.WithCancelCause(p)
+			cancel(nil)
+		}
+	})
+	b.Run("op=clock", func(b *testing.B) {
+		var sink time.Time
+		for b.Loop() {
+			sink = time.Now()
+		}
+		_ = sink
+	})
+}
