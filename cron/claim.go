@@ -152,6 +152,14 @@ func (g gridSchedule) Next(t time.Time) time.Time {
 	return t.Add(g.every - g.offset(t))
 }
 
+// count is passed for the grid: first is one of its instants.
+func (g gridSchedule) count(first, now time.Time, _ *time.Location) (int, time.Time) {
+	if now.Before(first) {
+		return 0, first
+	}
+	return int(now.Sub(first)/g.every) + 1, g.Next(now)
+}
+
 // offset returns how far t lies past the last instant of the grid at or
 // before it, in [0, every).
 func (g gridSchedule) offset(t time.Time) time.Duration {

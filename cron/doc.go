@@ -95,7 +95,8 @@
 // or the wall clock stepped forward.) The job's [Missed] policy decides
 // ([OnMissed]): run the first missed run once (RunOnce, the default), skip
 // them (SkipMissed), or make them all up, oldest first, up to MaxCatchUp
-// (RunAll). Missed runs dropped are counted in Stats.Missed.
+// (RunAll). Every time of the schedule that falls due is run, skipped by
+// a policy or counted in Stats.Missed.
 //
 // # Across replicas
 //

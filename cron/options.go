@@ -190,8 +190,10 @@ type jobConfig struct {
 // processes on the same schedule do not all hit a shared service at once.
 // The run's at is still its scheduled time, the same on every
 // replica, so claims are unchanged; lateness and the grace period count
-// from the delayed time. WithJitter panics if d is negative. It costs one
-// random number a run.
+// from the delayed time. A job waits for one run at a time: with a d
+// longer than the gap between two times, the times that pass while a run
+// waits for its delay are counted in Stats.Missed. WithJitter panics if d
+// is negative. It costs one random number a run.
 func WithJitter(d time.Duration) JobOption {
 	if d < 0 {
 		panic(fmt.Sprintf("cron: WithJitter: negative jitter %v", d))
@@ -237,7 +239,8 @@ func WithLimitRuns(n int) JobOption {
 // WithIntervalFromCompletion counts an "@every d" job's period from the
 // end of each run instead of on a grid: the next run is d after the last
 // returned, so runs never overlap however long they take. Next returns
-// the zero time while a run goes. It is for "@every" specs and robfig's
+// the zero time while a run goes. A stop date ([WithStopAt]) and a limit
+// of runs ([WithLimitRuns]) hold as on a grid. It is for "@every" specs and robfig's
 // constant delays (Every) only, and not for schedulers with a Claimer,
 // whose replicas must name the same instants: Add returns an error
 // wrapping ErrOption otherwise.
@@ -366,8 +369,11 @@ const (
 	RunAll
 )
 
-// MaxCatchUp is the most missed runs that RunAll makes up at once, and
-// the most that one catch-up counts in Stats.Missed.
+// MaxCatchUp is the most missed runs that RunAll makes up at once. The
+// missed runs dropped are all counted in Stats.Missed. For "@every" the
+// count is a division. A calendar spec or a Schedule of one's own is
+// counted one Next at a time, up to 2^20 a catch-up (two years of a spec
+// that runs every minute); past that, the rest go uncounted.
 const MaxCatchUp = 100
 
 // DefaultGrace is a job's grace period unless WithGrace says otherwise: a

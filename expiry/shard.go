@@ -75,7 +75,7 @@ type shard[K comparable, V any] struct {
 
 	// Written by the options alone, after the pad, so that a map without
 	// them writes the same lines as before they were added.
-	weight int64               // guarded by mu; the entries' total, with a maximum weight
+	weight uint64              // guarded by mu; the entries' total, with a maximum weight
 	age    [Capacity + 1]int64 // guarded by mu; the time in the map of the entries that left, with WithAges
 }
 
@@ -167,7 +167,7 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 		}
 		if s.m.weigher != nil {
 			w := s.weightLocked(k, v)
-			s.fitLocked(w, nil, 0, now)
+			s.fitLocked(w, 0, nil, 0, now)
 			s.weight += w
 		}
 	}

@@ -64,7 +64,7 @@ func (m *Map[K, V]) Stats() Stats {
 		s.mu.RLock()
 		st.Entries += s.items.n
 		st.Buckets += len(s.buckets)
-		st.Weight += uint64(s.weight)
+		st.Weight += s.weight
 		st.Expired += s.left[Expired]
 		st.Deleted += s.left[Deleted]
 		st.Replaced += s.left[Replaced]
