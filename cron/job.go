@@ -106,7 +106,9 @@ func (j *Job) Next() time.Time {
 
 // NextRuns returns the job's next n runs, in its zone, as Next would
 // return them one after the other: fewer if it has fewer left, none where
-// Next returns the zero time. It calls the schedule's Next n-1 times,
+// Next returns the zero time. For a job whose interval counts from the
+// end of its runs, the times after the first are those of runs that take
+// no time and have no jitter. It calls the schedule's Next n-1 times,
 // without the scheduler's lock. NextRuns panics if n is negative. The
 // complexity is O(n).
 func (j *Job) NextRuns(n int) []time.Time {
