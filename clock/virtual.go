@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Virtual is a clock for tests. Its time moves only when Advance,
@@ -178,6 +180,7 @@ func (v *Virtual) Suspend(d time.Duration) {
 
 // stepLocked moves the wall clock by d.
 func (v *Virtual) stepLocked(d time.Duration) {
+	lockcheck.Held(&v.mu, "Virtual.stepLocked")
 	if d == 0 {
 		return
 	}
@@ -187,12 +190,16 @@ func (v *Virtual) stepLocked(d time.Duration) {
 
 // wallLocked returns the wall clock's reading at the monotonic instant
 // mono, at the current lead.
-func (v *Virtual) wallLocked(mono time.Time) time.Time { return v.off.add(mono) }
+func (v *Virtual) wallLocked(mono time.Time) time.Time {
+	lockcheck.Held(&v.mu, "Virtual.wallLocked")
+	return v.off.add(mono)
+}
 
 // monoLocked returns the monotonic instant at which Now returned the wall
 // reading t: by the lead of the earliest stretch between steps whose
 // readings reach t, or else the current lead.
 func (v *Virtual) monoLocked(t time.Time) time.Time {
+	lockcheck.Held(&v.mu, "Virtual.monoLocked")
 	for _, s := range v.steps {
 		if !t.After(s.before.add(s.at)) {
 			return s.before.neg().add(t)
@@ -306,8 +313,9 @@ func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 				at, rearmed = next.when, 0
 			}
 			if rearmed++; rearmed > rearmLimit {
+				stuck := v.wallLocked(at)
 				v.mu.Unlock()
-				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, v.wallLocked(at), rearmLimit))
+				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, stuck, rearmLimit))
 			}
 		} else {
 			rearmed = 0
@@ -322,6 +330,7 @@ func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 // popLocked removes the earliest timer, moves the clock to its deadline
 // and returns its callback.
 func (v *Virtual) popLocked() func() {
+	lockcheck.Held(&v.mu, "Virtual.popLocked")
 	t := heap.Pop(&v.timers).(*virtualTimer)
 	if t.when.After(v.now) {
 		v.now = t.when
@@ -330,6 +339,7 @@ func (v *Virtual) popLocked() func() {
 }
 
 func (v *Virtual) startLocked(t *virtualTimer, d time.Duration) {
+	lockcheck.Held(&v.mu, "Virtual.startLocked")
 	t.when = v.now.Add(max(d, 0))
 	t.dueAtStart = !t.when.After(v.now)
 	v.seq++

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Job is one job of a Scheduler, made by Add or AddSchedule.
@@ -219,6 +220,7 @@ func (j *Job) fire() {
 // setNextLocked makes next the job's next run, draws its jitter and sets
 // the timer for it, now being now; a zero next stops the timer.
 func (j *Job) setNextLocked(next, now time.Time) {
+	lockcheck.Held(&j.s.mu, "Job.setNextLocked")
 	j.next = next
 	j.delay = 0
 	if next.IsZero() {
@@ -235,6 +237,7 @@ func (j *Job) setNextLocked(next, now time.Time) {
 // the job's limit (WithLimitRuns), and cuts c short at it: no next run
 // once the limit is reached.
 func (j *Job) limitLocked(c catchUp) catchUp {
+	lockcheck.Held(&j.s.mu, "Job.limitLocked")
 	limit := j.set.limit
 	if limit == 0 {
 		return c
@@ -335,6 +338,7 @@ type recovered struct {
 // now, and whether it is admitted at all: started, queued behind the
 // job's running run, or waiting for a slot.
 func (j *Job) admitLocked(at time.Time) (start, admitted bool) {
+	lockcheck.Held(&j.s.mu, "Job.admitLocked")
 	s := j.s
 	switch {
 	case j.running > 0 && j.set.overlap == Queue:
@@ -439,6 +443,7 @@ func (s *Scheduler) count(j *Job, d Stats) {
 
 // countLocked adds d to the counts of j and of its scheduler.
 func (j *Job) countLocked(d Stats) {
+	lockcheck.Held(&j.s.mu, "Job.countLocked")
 	j.stats.add(d)
 	j.s.stats.add(d)
 }
@@ -447,6 +452,7 @@ func (j *Job) countLocked(d Stats) {
 // waiting for a slot, now counted as running, for the caller to launch;
 // the zero pendingRun if none.
 func (s *Scheduler) doneLocked(j *Job) pendingRun {
+	lockcheck.Held(&s.mu, "Scheduler.doneLocked")
 	j.running--
 	s.running--
 	for len(s.waiting) > 0 && s.running < s.limit {

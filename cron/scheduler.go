@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/stack"
 )
 
@@ -125,7 +126,9 @@ func New(opts ...Option) *Scheduler {
 		}
 	}
 	s := new(Scheduler)
-	s.setUpLocked(cfg) // s is not shared yet
+	s.mu.Lock() // not shared yet: for the lock check
+	s.setUpLocked(cfg)
+	s.mu.Unlock()
 	return s
 }
 
@@ -135,6 +138,7 @@ func defaults() config {
 
 // setUpLocked makes s the Scheduler cfg describes.
 func (s *Scheduler) setUpLocked(cfg config) {
+	lockcheck.Held(&s.mu, "Scheduler.setUpLocked")
 	if cfg.wheel == nil {
 		cfg.wheel = timewheel.Default()
 	}
@@ -167,6 +171,7 @@ func (s *Scheduler) notNil(method string) {
 
 // readyLocked sets up a zero Scheduler as New() would, on its first use.
 func (s *Scheduler) readyLocked() {
+	lockcheck.Held(&s.mu, "Scheduler.readyLocked")
 	if s.jobs == nil {
 		s.setUpLocked(defaults())
 	}
@@ -183,6 +188,7 @@ func (s *Scheduler) ready() {
 // stoppedLocked returns ErrStopped, wrapped with the wheel's error if the
 // wheel is closed, or nil if s runs.
 func (s *Scheduler) stoppedLocked() error {
+	lockcheck.Held(&s.mu, "Scheduler.stoppedLocked")
 	if err := s.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrStopped, err)
 	}
@@ -431,6 +437,7 @@ func (s *Scheduler) Jobs() []*Job {
 }
 
 func (s *Scheduler) jobsLocked() []*Job {
+	lockcheck.Held(&s.mu, "Scheduler.jobsLocked")
 	js := make([]*Job, 0, len(s.jobs))
 	for _, j := range s.jobs {
 		js = append(js, j)

@@ -1,6 +1,10 @@
 package cron
 
-import "time"
+import (
+	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
+)
 
 // Keeping to the wall clock. A job's next run is a wall-clock instant,
 // and its timer waits for it a duration of the monotonic clock, computed
@@ -21,6 +25,7 @@ import "time"
 // checkLaterLocked sets the check for one period from now, unless it is
 // set, turned off or the scheduler stopped.
 func (s *Scheduler) checkLaterLocked() {
+	lockcheck.Held(&s.mu, "Scheduler.checkLaterLocked")
 	if s.checking || s.wallCheck <= 0 || s.stopped {
 		return
 	}

@@ -69,12 +69,15 @@ func newRefresher[K comparable, V any](cfg config) *refresher[K, V] {
 }
 
 // wroteLocked records that e got a new value at now: its reload is due
-// a refresh age later. The caller holds e's shard's lock.
+// a refresh age later. The caller holds e's shard's lock, which its
+// callers' lock checks cover.
 func (r *refresher[K, V]) wroteLocked(e *entry[K, V], now int64) {
 	r.states.Store(e, &refreshState{at: ticks.Add(now, r.after)})
 }
 
 // movedLocked gives ne, which takes e's place with e's value, e's state.
+// The caller holds e's shard's lock, which its callers' lock checks
+// cover.
 func (r *refresher[K, V]) movedLocked(e, ne *entry[K, V]) {
 	if st, ok := r.states.LoadAndDelete(e); ok {
 		r.states.Store(ne, st)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // shard is one stripe of a Map: the entries whose keys hash to it, their
@@ -128,6 +130,7 @@ func (m *Map[K, V]) unlockAll() {
 // earlier than the entry's; any other goes in a new entry (see Locking,
 // on shard).
 func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.setLocked")
 	if e != nil {
 		d := e.freeze()
 		if s.m.hooks && d > now {
@@ -191,6 +194,7 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // than the entry's, and a SetTTL or Touch that moves one earlier, replace
 // the entry instead (see Locking, on shard).
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
+	lockcheck.WriteHeld(&s.mu, "shard.replaceLocked")
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
@@ -206,6 +210,7 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 // callback, Replaced. A value stored in place keeps d, which both values
 // belong to; any other goes in a new entry (see replaceLocked).
 func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.updateLocked")
 	old := e.val
 	if s.m.hooks {
 		s.replacingLocked(e, v, d, now)
@@ -236,6 +241,7 @@ func newEntry[K comparable, V any](k K, v V, ttl time.Duration, deadline int64) 
 // it unfreezes e as it was and reports false. A later deadline is
 // recorded lazily; an earlier one replaces the entry (see replaceLocked).
 func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl time.Duration, now int64) bool {
+	lockcheck.WriteHeld(&s.mu, "shard.retimeLocked")
 	switch {
 	case d <= now:
 		e.deadline.Store(d)
@@ -254,6 +260,7 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 // removeLocked takes e, whose key's hash is h, out of the map and queues
 // its callback.
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
+	lockcheck.WriteHeld(&s.mu, "shard.removeLocked")
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
 	if s.m.hooks {
@@ -266,6 +273,7 @@ func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 // the first entry of the earliest bucket, after filing again in their own
 // buckets the entries a lazy Touch left before it.
 func (s *shard[K, V]) evictOneLocked(now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.evictOneLocked")
 	for len(s.order) > 0 {
 		b := s.order[0]
 		e := b.head
@@ -288,6 +296,7 @@ func (s *shard[K, V]) evictOneLocked(now int64) {
 // call, and forgets it: the caller, once it has unlocked, passes the
 // answer to m.deliver.
 func (s *shard[K, V]) takeQueuedLocked() bool {
+	lockcheck.WriteHeld(&s.mu, "shard.takeQueuedLocked")
 	q := s.queued
 	s.queued = false
 	return q
@@ -295,6 +304,7 @@ func (s *shard[K, V]) takeQueuedLocked() bool {
 
 // closeLocked drops the shard's entries and stops its timers.
 func (s *shard[K, V]) closeLocked() {
+	lockcheck.WriteHeld(&s.mu, "shard.closeLocked")
 	s.closed = true
 	for _, b := range s.buckets {
 		b.dead = true

@@ -3,6 +3,8 @@ package expiry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // ErrTooHeavy is returned, wrapped with the weight and the bound, for a
@@ -52,6 +54,7 @@ func (m *Map[K, V]) tooHeavy(k K, v V) error {
 // weightLocked returns the weight of k and v, for the shard's total; 0
 // without a weigher.
 func (s *shard[K, V]) weightLocked(k K, v V) uint64 {
+	lockcheck.WriteHeld(&s.mu, "shard.weightLocked")
 	if s.m.weigher == nil {
 		return 0
 	}
@@ -66,6 +69,7 @@ func (s *shard[K, V]) weightLocked(k K, v V) uint64 {
 // deadline still frozen. The sums are in uint64 and never overflow: the
 // total is at most the maximum, and gone is part of it.
 func (s *shard[K, V]) fitLocked(add, gone uint64, keep *entry[K, V], d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.fitLocked")
 	if s.fitsLocked(add, gone) {
 		return
 	}
@@ -83,12 +87,14 @@ func (s *shard[K, V]) fitLocked(add, gone uint64, keep *entry[K, V], d, now int6
 // fitsLocked reports whether the total, less gone, plus add is within
 // the maximum weight.
 func (s *shard[K, V]) fitsLocked(add, gone uint64) bool {
+	lockcheck.WriteHeld(&s.mu, "shard.fitsLocked")
 	return add <= s.m.maxWeight-(s.weight-gone)
 }
 
 // reweighLocked counts, in the shard's total, e's value, frozen at d,
 // being replaced by v, after making room for the difference.
 func (s *shard[K, V]) reweighLocked(e *entry[K, V], v V, d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.reweighLocked")
 	add, gone := s.weightLocked(e.key, v), s.weightLocked(e.key, e.val)
 	s.fitLocked(add, gone, e, d, now)
 	s.weight = s.weight - gone + add

@@ -11,7 +11,7 @@ func (w *Wheel) drop(e *Entry) bool {
 		if _, ok := dead(raw); !ok {
 			return false
 		}
-		if e.when.CompareAndSwap(raw, ^notPending) {
+		if e.when.CompareAndSwap(raw, idleWord) {
 			e.prev, e.next = nil, nil
 			w.n--
 			return true
@@ -35,7 +35,7 @@ func (w *Wheel) Bury(e *Entry) bool {
 		}
 		w.tidied()
 		w.mine(e, "Bury")
-		if e.when.CompareAndSwap(raw, ^notPending) {
+		if e.when.CompareAndSwap(raw, idleWord) {
 			w.unlinkRemoved(e, raw)
 			return true
 		}

@@ -202,17 +202,17 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 		panic("timewheel/queue: Insert of a nil *Entry")
 	}
 	w.ready()
-	if raw := e.when.Load(); raw != ^notPending {
-		if _, ok := dead(raw); ok {
+	if raw := e.when.Load(); raw != idleWord {
+		if isDead(raw) {
 			panic("timewheel/queue: Insert of an entry killed but still linked; Cancel it first")
 		}
-		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", ^raw))
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", pendingAt(raw)))
 	}
 	if e.prev != nil {
 		untangle(e) // taken off another wheel's firing list lazily
 	}
 	when = max(when, w.now)
-	e.when.Store(^when)
+	e.when.Store(pendingWord(when))
 	w.n++
 	w.place(e, when)
 }
@@ -225,7 +225,7 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 // links are cleared, it leaves Len, and it is no longer dead, so that
 // Revive refuses it.
 func (w *Wheel) place(e *Entry, when int64) (placed bool) {
-	if e.when.Load() >= deadBase {
+	if isDead(e.when.Load()) {
 		if w.drop(e) {
 			return false
 		}
