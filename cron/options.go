@@ -227,11 +227,11 @@ func WithStopAt(t time.Time) JobOption {
 // here, was claimed by another replica, skipped by the overlap policy or
 // dropped as missed. So replicas with the same limit end at the same
 // time. Runs made up by RunAll count, and are cut at the limit. RunNow
-// does not count. The count is kept in snapshots. WithLimitRuns panics
-// if n is not positive.
+// does not count. The count is kept in snapshots. An n of 0 is no limit,
+// the default. WithLimitRuns panics if n is negative.
 func WithLimitRuns(n int) JobOption {
-	if n <= 0 {
-		panic(fmt.Sprintf("cron: WithLimitRuns: non-positive limit %d", n))
+	if n < 0 {
+		panic(fmt.Sprintf("cron: WithLimitRuns: negative limit %d", n))
 	}
 	return func(c *jobConfig) { c.limit = n }
 }
@@ -313,12 +313,12 @@ func (m LimitMode) String() string {
 // at once to n (default: no bound). A run that falls due when n are going
 // waits for one to end (LimitWait) or is dropped (LimitSkip). A waiting
 // run counts as running for its job's overlap policy; Stop drops the
-// waiting runs. It costs O(1) a run. WithConcurrencyLimit panics if n is
-// not positive or m is unknown.
+// waiting runs. It costs O(1) a run. An n of 0 is no bound, the
+// default. WithConcurrencyLimit panics if n is negative or m is unknown.
 func WithConcurrencyLimit(n int, m LimitMode) Option {
 	switch {
-	case n <= 0:
-		panic(fmt.Sprintf("cron: WithConcurrencyLimit: non-positive limit %d", n))
+	case n < 0:
+		panic(fmt.Sprintf("cron: WithConcurrencyLimit: negative limit %d", n))
 	case m > LimitSkip:
 		panic(fmt.Sprintf("cron: WithConcurrencyLimit called with unknown mode %v; use LimitWait or LimitSkip", m))
 	}
@@ -480,8 +480,12 @@ func (p Overlap) String() string {
 
 // WithLogger sets where the scheduler logs what it has no handler for: a
 // panic of a job, a Claim or a Schedule's Next (unless WithPanicHandler is
-// set) and a failed claim (unless WithClaimErrorHandler is). The default, and a nil l, is slog.Default()
-// at the time of logging, so a program's slog.SetDefault applies.
+// set) and a failed claim (unless WithClaimErrorHandler is). Without it
+// the scheduler logs to slog.Default() at the time of logging, so that a
+// program's slog.SetDefault applies. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
+	if l == nil {
+		panic("cron: WithLogger: nil logger")
+	}
 	return func(c *config) { c.logger = l }
 }

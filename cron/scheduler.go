@@ -116,14 +116,15 @@ type Scheduler struct {
 	stats    SchedulerStats   // guarded by mu; the counters, every job's
 }
 
-// New returns a Scheduler with no jobs, configured by opts; nil options
-// are ignored. It starts no goroutine.
+// New returns a Scheduler with no jobs, configured by opts. It starts no
+// goroutine. New panics on a nil Option, naming its place.
 func New(opts ...Option) *Scheduler {
 	cfg := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("cron: New: option %d is nil", i))
 		}
+		o(&cfg)
 	}
 	s := new(Scheduler)
 	s.mu.Lock() // not shared yet: for the lock check
@@ -208,13 +209,13 @@ func (s *Scheduler) stoppedLocked() error {
 //   - ErrDuplicate for a name in use;
 //   - ErrStopped after Stop or once the wheel is closed.
 //
-// Nil options are ignored. Add panics if f is nil. The complexity is O(1).
+// Add panics if f or an option is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
 	s.notNil("Add")
 	if f == nil {
 		panic(fmt.Sprintf("cron: Add: nil func for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("Add", opts)
 	s.ready()
 	sched, loc, err := s.parseFor(name, spec, cfg)
 	if err != nil {
@@ -248,8 +249,8 @@ func (s *Scheduler) parseFor(name, spec string, cfg jobConfig) (Schedule, *time.
 
 // AddSchedule adds a job named name that runs f on sched, whose Next is
 // called with times in the zone of InZone or else of the scheduler. It
-// returns the errors of Add, but for ErrSpec. Nil options are ignored.
-// AddSchedule panics if sched or f is nil. The complexity is O(1) plus one
+// returns the errors of Add, but for ErrSpec. AddSchedule panics if
+// sched, f or an option is nil. The complexity is O(1) plus one
 // call of sched.Next.
 //
 // Next is called without the scheduler's lock held, when the job is added
@@ -266,7 +267,7 @@ func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...Job
 	if sched == nil || f == nil {
 		panic(fmt.Sprintf("cron: AddSchedule: nil schedule or func for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("AddSchedule", opts)
 	s.ready()
 	loc, err := s.zoneFor(name, cfg)
 	if err != nil {
@@ -287,12 +288,15 @@ func (s *Scheduler) zoneFor(name string, cfg jobConfig) (*time.Location, error) 
 	return loc, nil
 }
 
-func jobOptions(opts []JobOption) jobConfig {
+// jobOptions returns the configuration opts make; it panics on a nil
+// option, naming method, the exported method given it.
+func jobOptions(method string, opts []JobOption) jobConfig {
 	var cfg jobConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("cron: %s: job option %d is nil", method, i))
 		}
+		o(&cfg)
 	}
 	return cfg
 }
@@ -340,7 +344,7 @@ func (s *Scheduler) add(name, spec string, sched Schedule, loc *time.Location, f
 // of the schedule's Next.
 func (s *Scheduler) Update(name, spec string, opts ...JobOption) (*Job, error) {
 	s.notNil("Update")
-	cfg := jobOptions(opts)
+	cfg := jobOptions("Update", opts)
 	s.ready()
 	sched, loc, err := s.parseFor(name, spec, cfg)
 	if err != nil {
@@ -356,7 +360,7 @@ func (s *Scheduler) UpdateSchedule(name string, sched Schedule, opts ...JobOptio
 	if sched == nil {
 		panic(fmt.Sprintf("cron: UpdateSchedule: nil schedule for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("UpdateSchedule", opts)
 	s.ready()
 	loc, err := s.zoneFor(name, cfg)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// An Option configures a Map made by New. New ignores a nil Option. When
-// two Options set the same thing, the later one wins.
+// An Option configures a Map made by New. New panics on a nil Option.
+// When two Options set the same thing, the later one wins.
 type Option func(*config)
 
 type config struct {

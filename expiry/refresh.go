@@ -169,22 +169,17 @@ func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 		return
 	}
 	c.val = v
-	h := m.hash(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	live := e != nil && e.deadline.Load() > now
-	switch cur, _ := r.states.Load(e); {
-	case s.closed:
-		c.err = ErrClosed
-	case live && cur == any(st), !live && c.joined: // no write since the Get that started it; or a GetOrLoad waits
-		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-		r.done.Add(1)
-	case live:
-		c.val = e.val // written since: that value wins
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
+	kick := s.access(k, m.hash(k), m.now(), func(f found[K, V]) {
+		switch cur, _ := r.states.Load(f.e); {
+		case f.s.closed:
+			c.err = ErrClosed
+		case f.live && cur == any(st), !f.live && c.joined: // no write since the Get that started it; or a GetOrLoad waits
+			f.s.setLocked(f.e, k, f.h, v, ttl, ticks.Add(f.now, int64(ttl)), f.now)
+			r.done.Add(1)
+		case f.live:
+			c.val = f.e.val // written since: that value wins
+		}
+	})
 	m.endLoad(s, k, c)
 	m.deliver(kick)
 }

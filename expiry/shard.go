@@ -110,6 +110,44 @@ func (m *Map[K, V]) locate(k K) (*shard[K, V], uint64) {
 // hash returns k's hash under the Map's seed.
 func (m *Map[K, V]) hash(k K) uint64 { return maphash.Comparable(m.seed, k) }
 
+// found is what the access path found of a key: its shard, its hash,
+// its entry (nil if none), the time, and whether the entry is live then.
+type found[K comparable, V any] struct {
+	s    *shard[K, V]
+	h    uint64
+	e    *entry[K, V]
+	now  int64
+	live bool
+}
+
+// access is the one path of every write of a key, and of every read that
+// must see the key's entry as writers leave it. It locks k's shard, finds
+// k's entry and whether it is live at the wheel's now, and calls op with
+// what it found. Then it unlocks, even if op panics, and delivers the
+// callbacks op queued. Get, Touch and TTL read without the lock first:
+// see Locking, on shard.
+func (m *Map[K, V]) access(k K, op func(f found[K, V])) {
+	s, h := m.locate(k)
+	m.deliver(s.access(k, h, m.now(), op))
+}
+
+// access is Map.access on s, which holds k, whose hash is h, at now; it
+// reports whether op queued a callback, for the caller to deliver.
+func (s *shard[K, V]) access(k K, h uint64, now int64, op func(f found[K, V])) (kick bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.items.find(k, h)
+	op(found[K, V]{s: s, h: h, e: e, now: now, live: live(e, now)})
+	return s.takeQueuedLocked()
+}
+
+// live reports whether e, an entry or nil, is live at now. Its caller
+// holds e's shard's lock, under which a live entry's deadline only moves
+// later.
+func live[K comparable, V any](e *entry[K, V], now int64) bool {
+	return e != nil && e.deadline.Load() > now
+}
+
 // lockAll write-locks every shard, in index order (see Locking, on
 // shard); unlockAll unlocks them.
 func (m *Map[K, V]) lockAll() {

@@ -27,14 +27,15 @@ var ErrTooHeavy = errors.New("expiry: entry heavier than the maximum weight")
 // and must not call the map. It must give the same weight for the same
 // key and value each time: a value whose weight changes while it is in
 // the map (a pointer to something that grows) makes the total wrong. Its K
-// and V must be those of the Map, or New panics. WithMaxWeight panics if
-// max is 0 or weigher is nil.
+// and V must be those of the Map, or New panics. A max of 0 is no bound,
+// the default, as for WithCapacity. WithMaxWeight panics if weigher is
+// nil.
 func WithMaxWeight[K comparable, V any](max uint64, weigher func(K, V) uint64) Option {
-	if max == 0 {
-		panic("expiry: WithMaxWeight: maximum weight 0 (leave the option out for no bound)")
-	}
 	if weigher == nil {
 		panic("expiry: WithMaxWeight: nil weigher")
+	}
+	if max == 0 {
+		return func(c *config) { c.maxWeight, c.weigher = 0, nil }
 	}
 	return func(c *config) { c.maxWeight, c.weigher = max, weigher }
 }

@@ -124,7 +124,6 @@ func TestMaxWeightMisuse(t *testing.T) {
 		do   func()
 		want string
 	}{
-		{func() { WithMaxWeight(0, byValue) }, "expiry: WithMaxWeight: maximum weight 0 (leave the option out for no bound)"},
 		{func() { WithMaxWeight[string, int](1, nil) }, "expiry: WithMaxWeight: nil weigher"},
 		{func() { New[int, int](WithMaxWeight(1, byValue)) }, "expiry: New: WithMaxWeight weigher is func(string, int) uint64, want func(int, int) uint64"},
 	} {

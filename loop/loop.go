@@ -100,14 +100,16 @@ type Loop struct {
 	handles map[handle]struct{} // guarded by mu; the open sockets and listeners, which Stop closes
 }
 
-// New returns a loop configured by opts; a nil Option configures nothing.
-// It starts no goroutine: the loop runs on the goroutine that calls Run.
+// New returns a loop configured by opts. It starts no goroutine: the
+// loop runs on the goroutine that calls Run. New panics on a nil Option,
+// naming its place.
 func New(opts ...Option) *Loop {
 	cfg := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("loop: New: option %d is nil", i))
 		}
+		o(&cfg)
 	}
 	l := new(Loop)
 	l.once.Do(func() { l.setup(cfg) })
