@@ -98,6 +98,17 @@
 // (RunAll). Every time of the schedule that falls due is run, skipped by
 // a policy or counted in Stats.Missed.
 //
+// Four policies can drop a run, each with a "skip" of its own type:
+// [Skip] (an [Overlap]: the job's last run is still going, counted in
+// Stats.Skipped), [SkipMissed] (a [Missed] policy: the run is late,
+// Stats.Missed), [LimitSkip] (a [LimitMode]: the concurrency limit is
+// reached, Stats.Limited) and [SkipSkipped] (a [SkippedTime]: a
+// spring-forward change skipped the time). The names keep their
+// types' words rather than one pattern: each is typed, so a skip given to
+// the wrong option (WithOverlap(SkipMissed)) does not compile, and
+// renaming them would add four deprecated names for nothing the compiler
+// does not already check.
+//
 // # Across replicas
 //
 // A service that runs in three replicas, each with the same jobs, would
