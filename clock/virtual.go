@@ -142,7 +142,7 @@ func (v *Virtual) Now() time.Time {
 // reading t as a time Now returned. As for the real clock's readings, a
 // later step of the wall clock, or a suspend, does not change it. A t
 // that Now returned both before and after a backward step is read as the
-// earlier. So a wheel made before the step keeps to its epoch, but one
+// earlier. A wheel made before the step keeps to its epoch, but one
 // made in the stretch the step repeats would not: make wheels before
 // stepping back. Without steps, Since(t) is Now().Sub(t). The complexity
 // is O(s) in the steps and suspends made.
@@ -154,7 +154,7 @@ func (v *Virtual) Since(t time.Time) time.Duration {
 
 // StepWall steps the wall clock by d, forward or back, as NTP or a
 // manual setting of the clock does. Now moves by d at once; the monotonic
-// clock does not. So no timer runs, none moves, and Since of an earlier
+// clock does not. No timer runs, none moves, and Since of an earlier
 // reading is unchanged. Steps add up past what one Duration holds; the
 // wall clock stops only some 146 billion years from 1970. The complexity
 // is O(1).
@@ -166,7 +166,7 @@ func (v *Virtual) StepWall(d time.Duration) {
 
 // Suspend simulates the machine sleeping for d and waking. The wall
 // clock moves forward by d; the monotonic clock stands still, as Go's
-// does on Linux, macOS and Windows. So timers due in the sleep run late
+// does on Linux, macOS and Windows. Timers due in the sleep run late
 // by its length, as on the real clock. It is StepWall(d) under a name
 // that says why. Suspend panics if d is negative. The complexity is O(1).
 func (v *Virtual) Suspend(d time.Duration) {
@@ -255,11 +255,11 @@ func (v *Virtual) Advance(d time.Duration) int {
 	return v.advanceUnlock("Advance", v.now.Add(d))
 }
 
-// AdvanceTo moves the clock forward until Now reads t, as Advance does,
-// and returns the number of callbacks it ran. AdvanceTo panics if t is
-// before the current time: a virtual clock never goes backwards (but see
-// StepWall). If a callback has advanced
-// the clock past t, the clock stays where the callback left it.
+// AdvanceTo moves the clock forward until Now reads t, as Advance does, and
+// returns the number of callbacks it ran. AdvanceTo panics if t is before
+// the current time: a virtual clock never goes backwards (but see
+// StepWall). If a callback has advanced the clock past t, the clock stays
+// where the callback left it.
 //
 // A callback's panic goes up through AdvanceTo and leaves the clock at
 // that callback's deadline, in working order. AdvanceTo also panics, in

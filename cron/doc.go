@@ -27,7 +27,7 @@
 //
 // A job's time is a time of the wall clock, but a timer waits a duration
 // of the monotonic clock. A step of the wall clock (NTP, a manual setting)
-// or a suspend of the machine does not move the monotonic clock. So a
+// or a suspend of the machine does not move the monotonic clock. A
 // scheduler with jobs checks the wall clock once a minute
 // ([WithWallClockCheck]). It sets afresh the timers of the jobs due before
 // the next check. After a forward step or a resume, a run whose time has

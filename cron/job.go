@@ -380,7 +380,7 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 // by one. A run may not return, because the panic handler or a hook
 // panicked or the job called runtime.Goexit. The unwinding still ends the
 // run: it is counted, the job and the scheduler no longer count it as
-// running, and its queued runs are dropped. So the job's later runs go on
+// running, and its queued runs are dropped. The job's later runs go on
 // and Stop does not wait for it. A run that ends hands its slot to
 // the first run waiting for one (WithConcurrencyLimit).
 func (s *Scheduler) runs(j *Job, at time.Time) {

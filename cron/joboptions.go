@@ -26,7 +26,7 @@ type jobConfig struct {
 }
 
 // WithJitter delays each run of the job by a random duration in [0, d),
-// drawn anew for each run (default 0, no jitter). So jobs of many
+// drawn anew for each run (default 0, no jitter). Jobs of many
 // processes on the same schedule do not all hit a shared service at once.
 // The run's at is still its scheduled time, the same on every
 // replica, so claims are unchanged; lateness and the grace period count
@@ -65,7 +65,7 @@ func WithStopAt(t time.Time) JobOption {
 // WithLimitRuns ends the job after n times of its schedule have fallen
 // due: it has no run after the nth. Every time counts, whether it ran
 // here, was claimed by another replica, skipped by the overlap policy or
-// dropped as missed. So replicas with the same limit end at the same
+// dropped as missed. Replicas with the same limit end at the same
 // time. Runs made up by RunAll count, and are cut at the limit. RunNow
 // does not count. The count is kept in snapshots. An n of 0 is no limit,
 // the default. WithLimitRuns panics if n is negative.
@@ -76,13 +76,13 @@ func WithLimitRuns(n int) JobOption {
 	return func(c *jobConfig) { c.limit = n }
 }
 
-// WithIntervalFromCompletion counts an "@every d" job's period from the
-// end of each run instead of on a grid: the next run is d after the last
-// returned, so runs never overlap however long they take. Next returns
-// the zero time while a run goes. A stop date ([WithStopAt]) and a limit
-// of runs ([WithLimitRuns]) hold as on a grid. It is for "@every" specs and robfig's
-// constant delays (Every) only, and not for schedulers with a Claimer,
-// whose replicas must name the same instants: Add returns an error
+// WithIntervalFromCompletion counts an "@every d" job's period from the end
+// of each run instead of on a grid: the next run is d after the last
+// returned, so runs never overlap however long they take. Next returns the
+// zero time while a run goes. A stop date ([WithStopAt]) and a limit of
+// runs ([WithLimitRuns]) hold as on a grid. It is for "@every" specs and
+// robfig's constant delays (Every) only, and not for schedulers with a
+// Claimer, whose replicas must name the same instants: Add returns an error
 // wrapping ErrOption otherwise.
 func WithIntervalFromCompletion() JobOption {
 	return func(c *jobConfig) { c.fromEnd = true }

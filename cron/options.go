@@ -36,7 +36,7 @@ type config struct {
 const DefaultWallClockCheck = time.Minute
 
 // WithWallClockCheck sets how often the scheduler re-reads the wall clock
-// (default [DefaultWallClockCheck]). So its jobs keep to the wall clock
+// (default [DefaultWallClockCheck]). Its jobs keep to the wall clock
 // when it steps or the machine resumes from a suspend (see "The wall
 // clock" in the package documentation). At each check, every job due
 // before the next one has its timer set afresh from the wall clock. A job
@@ -162,9 +162,8 @@ func WithClaimPolicy(p ClaimPolicy) Option {
 // WithClaimErrorHandler sets what is called, on the run's goroutine, with
 // the job's name, the run's instant and the error of a claim that failed
 // (default: logged at level Warn through the scheduler's logger, see
-// WithLogger). The run is then skipped or
-// run as the job's ClaimPolicy says. WithClaimErrorHandler panics if h is
-// nil.
+// WithLogger). The run is then skipped or run as the job's ClaimPolicy
+// says. WithClaimErrorHandler panics if h is nil.
 func WithClaimErrorHandler(h func(job string, at time.Time, err error)) Option {
 	if h == nil {
 		panic("cron: WithClaimErrorHandler: nil handler")

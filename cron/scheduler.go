@@ -26,8 +26,7 @@ var ErrStopped = errors.New("cron: scheduler stopped")
 var ErrDuplicate = errors.New("cron: duplicate job name")
 
 // ErrInRun is returned, wrapped with the number of runs still going, by
-// Stop called from a run, which it does not wait for: see
-// [Scheduler.Stop].
+// Stop called from a run, which it does not wait for: see [Scheduler.Stop].
 var ErrInRun = errors.New("cron: Stop called from a run, which it cannot wait for")
 
 // Func is a job. at is the time the run was scheduled for, in the job's
@@ -72,7 +71,7 @@ func (s *Scheduler) after(job string, at time.Time, took time.Duration, err erro
 }
 
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
-// the wheel, set for its next run. So a job due next month costs one
+// the wheel, set for its next run. A job due next month costs one
 // pending timer and nothing else until then. A scheduler with jobs holds
 // one more, the wall-clock check ([WithWallClockCheck]). See the package
 // documentation.
@@ -332,16 +331,16 @@ func (s *Scheduler) add(name, spec string, sched Schedule, loc *time.Location, f
 	return j, nil
 }
 
-// Update changes the schedule and the options of the job named name, in
-// one step: the job is never missing, and keeps its func, its counts and
-// its runs in progress. spec and opts are read as Add reads them, and
-// replace the job's former spec and options whole (a job of AddSchedule
-// gets a spec). The next run is the first of the new schedule after now
-// (a run whose time has come but that has not started, held by its
-// jitter, is dropped); a limit of runs counts afresh. Update returns an error wrapping ErrNoJob
-// for an unknown name, and the errors of Add, but for ErrDuplicate; on an
-// error, the job is left as it was. The complexity is O(1) plus one call
-// of the schedule's Next.
+// Update changes the schedule and the options of the job named name, in one
+// step: the job is never missing, and keeps its func, its counts and its
+// runs in progress. spec and opts are read as Add reads them, and replace
+// the job's former spec and options whole (a job of AddSchedule gets a
+// spec). The next run is the first of the new schedule after now (a run
+// whose time has come but that has not started, held by its jitter, is
+// dropped); a limit of runs counts afresh. Update returns an error wrapping
+// ErrNoJob for an unknown name, and the errors of Add, but for
+// ErrDuplicate; on an error, the job is left as it was. The complexity is
+// O(1) plus one call of the schedule's Next.
 func (s *Scheduler) Update(name, spec string, opts ...JobOption) (*Job, error) {
 	s.notNil("Update")
 	cfg := jobOptions("Update", opts)

@@ -12,7 +12,7 @@ import (
 // monotonic clock stands still), leaves that duration as it was. After a
 // forward step the run would come as late as the step. After a backward
 // one it would come early; fire catches that (it re-arms when woken
-// before the run's time). So, while it has jobs, the scheduler holds one
+// before the run's time). While it has jobs, the scheduler holds one
 // more timer, the check. It wakes every wallCheck and re-reads the wall
 // clock. It sets afresh the timer of every job due before the next check,
 // from the wall clock as it reads then: at once for a run whose time has

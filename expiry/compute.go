@@ -11,11 +11,10 @@ import (
 )
 
 // Atomic read-modify-write of one key. Every method here holds the key's
-// shard's write lock from its read of the key's entry to its write. So
-// no other write of the key (Set, Delete, another of these, an expiry)
-// comes between the read and the write.
-// Gets do not wait for it: they see the entry as it was before or as it
-// is after.
+// shard's write lock from its read of the key's entry to its write. No
+// other write of the key (Set, Delete, another of these, an expiry) comes
+// between the read and the write. Gets do not wait for it: they see the
+// entry as it was before or as it is after.
 
 // ComputeOp says what [Map.Compute] does with the key's entry once its
 // function returns.
@@ -151,16 +150,16 @@ func (s *shard[K, V]) whyGone(d, now int64) Reason {
 	return Expired
 }
 
-// GetOrSet returns k's live value and true, as Get does; or, if k has
-// none, stores v under k for ttl, as Set does, and returns v and false.
-// Of concurrent GetOrSets of one absent key, exactly one stores its v,
-// and the others return it. It returns an error wrapping ErrTTL if ttl
-// is not positive, whether or not k has a value. When it would store v,
-// it returns the errors Set returns.
-// A hit costs what Get costs, takes no lock, and counts a hit (with
-// [WithSliding], renews the entry); a miss counts a miss, then takes k's
-// shard's lock and costs what Set costs. The complexity is O(1), plus
-// O(log B) with a capacity when it opens or closes a bucket.
+// GetOrSet returns k's live value and true, as Get does; or, if k has none,
+// stores v under k for ttl, as Set does, and returns v and false. Of
+// concurrent GetOrSets of one absent key, exactly one stores its v, and the
+// others return it. It returns an error wrapping ErrTTL if ttl is not
+// positive, whether or not k has a value. When it would store v, it returns
+// the errors Set returns. A hit costs what Get costs, takes no lock, and
+// counts a hit (with [WithSliding], renews the entry); a miss counts a
+// miss, then takes k's shard's lock and costs what Set costs. The
+// complexity is O(1), plus O(log B) with a capacity when it opens or closes
+// a bucket.
 func (m *Map[K, V]) GetOrSet(k K, v V, ttl time.Duration) (V, bool, error) {
 	m.init()
 	if ttl <= 0 {
@@ -216,12 +215,11 @@ func (m *Map[K, V]) setIfAbsent(k K, v V, ttl time.Duration) (V, bool, error) {
 	return got, loaded, err
 }
 
-// GetAndDelete removes k's entry, as Delete does, and returns the value
-// it had and true if it was live. It returns the zero V and false if k
-// had no live entry; one past its deadline leaves with Reason Expired,
-// as with Delete. It counts no hit or miss. The
-// complexity is O(1), plus O(log B) with a capacity when it closes a
-// bucket.
+// GetAndDelete removes k's entry, as Delete does, and returns the value it
+// had and true if it was live. It returns the zero V and false if k had no
+// live entry; one past its deadline leaves with Reason Expired, as with
+// Delete. It counts no hit or miss. The complexity is O(1), plus O(log B)
+// with a capacity when it closes a bucket.
 func (m *Map[K, V]) GetAndDelete(k K) (V, bool) {
 	m.init()
 	m.checkKey("GetAndDelete", k)

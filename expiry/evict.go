@@ -88,7 +88,7 @@ func (m *Map[K, V]) deliver(kick bool) {
 // If a panic handler panics (or a callback calls runtime.Goexit), the
 // panic goes on to deliverAll's caller, but delivery is handed back
 // first. The callbacks not yet run go back to the front of the queue, and
-// delivering is cleared. So the next eviction delivers them, and Flush
+// delivering is cleared. The next eviction delivers them, and Flush
 // and Close do not wait for ever.
 func (m *Map[K, V]) deliverAll() {
 	var batch []event[K, V]

@@ -53,7 +53,7 @@ type loadingKey struct{}
 // through the context the loader is given, or one derived from it,
 // GetOrLoad sees the cycle and panics. Asked with any other context, such
 // as context.Background(), it cannot: Go gives a goroutine no identity to
-// tell the loader's call from another's. So GetOrLoad waits for the load,
+// tell the loader's call from another's. GetOrLoad waits for the load,
 // which waits for it, until that context is done; GetOrLoad then returns
 // ctx.Err() to the loader. With a context that is never done, they hang
 // for good, as singleflight's Do does when its function calls Do with its

@@ -604,10 +604,10 @@ func (m *Map[K, V]) Flush() {
 //
 // Called from an eviction callback or a panic handler, of this Map or of
 // any other, Close could wait for itself. There it closes the map and
-// returns at once. The callbacks queued before it are still delivered;
-// if the caller is one of this map's, after it returns.
-// The complexity is O(n + B + S), plus the depth of the caller's stack,
-// which Close reads while callbacks are being delivered.
+// returns at once. The callbacks queued before it are still delivered; if
+// the caller is one of this map's, after it returns. The complexity is O(n
+// + B + S), plus the depth of the caller's stack, which Close reads while
+// callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
 	m.notNil("Close")
 	m.init()

@@ -124,7 +124,7 @@ func (m *Map[K, V]) checkRefresh(s *shard[K, V], e *entry[K, V], now int64) {
 //
 // The reload is k's load while it runs (in s.loads). A GetOrLoad that
 // misses k meanwhile, the old value having expired, waits for it instead
-// of calling a loader too. So the reload stores its value even though the
+// of calling a loader too. The reload stores its value even though the
 // entry it started from is gone, as that GetOrLoad's own load would have.
 // If a GetOrLoad is loading k already, the reload leaves it to that load.
 func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {

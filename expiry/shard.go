@@ -45,8 +45,8 @@ import (
 //     and unchanged. A grown table is built aside and published whole.
 //   - The deadline: a writer first freezes an entry (see freeze), swapping
 //     its deadline for writing, and stores the deadline it keeps last.
-//     Touch renews with a compare-and-swap from the deadline it read. So
-//     it fails against a frozen entry, and never renews one on its way out.
+//     Touch renews with a compare-and-swap from the deadline it read.
+//     It fails against a frozen entry, and never renews one on its way out.
 //   - The value: a value of one word or one pointer is stored in place
 //     with an atomic, between writing and the new deadline (see valMode).
 //     While an entry is in the index its deadline only moves later, but
@@ -228,7 +228,7 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // Were a deadline moved earlier in place, a later Set could bring it
 // back to a deadline it had before, with another value. A Get that read
 // that deadline before and after the value could then pair a value with a
-// deadline that was never its own. So a Set whose deadline is earlier
+// deadline that was never its own. A Set whose deadline is earlier
 // than the entry's, and a SetTTL or Touch that moves one earlier, replace
 // the entry instead (see Locking, on shard).
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {

@@ -9,8 +9,8 @@ type Stats struct {
 	// Entries is the number of entries now: Len. It counts entries past
 	// their deadline whose bucket has not fired yet.
 	Entries int
-	// Weight is the total weight of the entries now, with
-	// [WithMaxWeight]; 0 without.
+	// Weight is the total weight of the entries now, with [WithMaxWeight];
+	// 0 without.
 	Weight uint64
 	// Buckets is the number of buckets now, each one pending timer of the
 	// wheel (see WithGranularity).

@@ -23,7 +23,7 @@ var ErrTooHeavy = errors.New("expiry: entry heavier than the maximum weight")
 // (see the package documentation).
 //
 // weigher is called under the map's lock, for each value stored and
-// again for each value that leaves or is replaced. So it must be cheap
+// again for each value that leaves or is replaced. It must be cheap
 // and must not call the map. It must give the same weight for the same
 // key and value each time: a value whose weight changes while it is in
 // the map (a pointer to something that grows) makes the total wrong. Its K

@@ -45,8 +45,8 @@ func (w *Wheel) Bury(e *Entry) bool {
 // BuryAll buries every entry of es that is dead (see Bury), and returns
 // how many it buried. It skips the others, and stray copies (see
 // [Entry.Stray]), which Bury would refuse with a panic. The entries, then
-// their neighbours, are loaded side by side before any is unlinked. So
-// the cache misses of entries last touched on other processors overlap. The
+// their neighbours, are loaded side by side before any is unlinked.
+// The cache misses of entries last touched on other processors overlap. The
 // complexity is O(len(es)).
 func (w *Wheel) BuryAll(es []*Entry) int {
 	var sum int64

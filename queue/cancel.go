@@ -50,7 +50,7 @@ func (w *Wheel) owns(s *Entry) bool {
 
 // remove unlinks e, a pending or dead entry, marks it not pending and
 // reports whether it was pending. A slot that e leaves empty is found
-// from its list's sentinel. So the slot e was filed in need not be known,
+// from its list's sentinel. The slot e was filed in need not be known,
 // and e's deadline may have been postponed past it.
 func (w *Wheel) remove(e *Entry) (pending bool) {
 	return w.unlinkRemoved(e, e.when.Swap(idleWord))

@@ -12,7 +12,7 @@ import (
 // zero Entry is a timer that is not pending.
 //
 // The links belong to the wheel's owner (see [Wheel]). Those of an entry
-// Expire fired stay the wheel's until that Expire returns. So fire may
+// Expire fired stay the wheel's until that Expire returns. Fire may
 // file the entry in another wheel, but another goroutine must wait for
 // Expire to return. The deadline is an atomic word, which Postpone, Kill
 // and Revive change from any goroutine without the owner's lock.
@@ -87,7 +87,7 @@ func isDead(raw int64) bool { return raw >= deadBase }
 func dead(raw int64) (int64, bool) { return raw - deadBase, isDead(raw) }
 
 // load returns e's deadline, notPending, or a sentinel's code. A dead
-// entry (see Kill) reads as due at the deadline it had. So the earliest
+// entry (see Kill) reads as due at the deadline it had. The earliest
 // deadline a walk learns of its slot still holds if Revive makes it
 // pending again, which it does only at that deadline or later.
 func (e *Entry) load() int64 {
@@ -124,13 +124,13 @@ func (e *Entry) Pending() bool { return isPending(e.when.Load()) }
 //
 // Postpone is safe to call from any goroutine, with no lock, while the
 // wheel runs. The wheel fires an entry only after claiming it with a
-// compare-and-swap on its deadline word. So Postpone either moves a timer
+// compare-and-swap on its deadline word. Postpone either moves a timer
 // that has not fired or reports that it could not.
 //
 // The downside of this choice is order and wakeups. A postponed entry
 // joins the timers of its new deadline only when its old slot comes
-// round, behind those scheduled for that deadline in the meantime. So
-// equal deadlines fire in schedule order only for entries that were not
+// round, behind those scheduled for that deadline in the meantime.
+// Equal deadlines fire in schedule order only for entries that were not
 // postponed. And Next may report a tick at which nothing is due any more
 // (the old deadline), where a driver wakes once to re-file the entry. The
 // complexity is O(1): it touches only the entry.
@@ -146,20 +146,20 @@ func (e *Entry) Postpone(when int64) bool {
 	}
 }
 
-// Kill stops a pending entry without unlinking it: it marks the entry
-// dead and returns the deadline it had, and true. It returns false if the
-// entry was not pending. It is safe from any goroutine, with no lock. A
-// dead entry never fires. It stays linked, and counted in
-// Len, until the owner cancels it ([Wheel.Cancel] removes it and returns
-// false) or the wheel reaches its slot and drops it. Until then
-// [Entry.Revive] may make it pending again where it lies.
+// Kill stops a pending entry without unlinking it: it marks the entry dead
+// and returns the deadline it had, and true. It returns false if the entry
+// was not pending. It is safe from any goroutine, with no lock. A dead
+// entry never fires. It stays linked, and counted in Len, until the owner
+// cancels it ([Wheel.Cancel] removes it and returns false) or the wheel
+// reaches its slot and drops it. Until then [Entry.Revive] may make it
+// pending again where it lies.
 //
 // Kill lets a scheduler stop a timer without the lock of the queue that
 // holds it. (Go's runtime marks such a timer a zombie, for the processor
-// that owns its heap to remove.) A compare-and-swap on the
-// deadline settles its race with Expire's claim and with Postpone, so an
-// entry whose Kill returned true never fires. The complexity is O(1): it
-// touches only the entry.
+// that owns its heap to remove.) A compare-and-swap on the deadline settles
+// its race with Expire's claim and with Postpone, so an entry whose Kill
+// returned true never fires. The complexity is O(1): it touches only the
+// entry.
 func (e *Entry) Kill() (int64, bool) {
 	for {
 		raw := e.when.Load()
