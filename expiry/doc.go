@@ -145,14 +145,14 @@
 //
 // # Misuse
 //
-// The zero [Map] is ready to use, as New with no options makes it, and a
-// nil Option is ignored. Every other mistake panics or returns an error,
-// never a crash inside the package or a request quietly changed. A panic
-// starts with "expiry:" and says what was wrong:
-//   - a nil argument (an io.Reader or io.Writer, a wheel, callback,
-//     handler, logger, loader or context), or a zero Wheel;
-//   - a negative capacity or granularity, or a refresh age or maximum
-//     weight of 0;
+// The zero [Map] is ready to use, as New with no options makes it. Every
+// mistake panics or returns an error, never a crash inside the package or
+// a request quietly changed. A panic starts with "expiry:" and says what
+// was wrong:
+//   - a nil Option, a nil argument (an io.Reader or io.Writer, a wheel,
+//     callback, handler, logger, loader or context), or a zero Wheel;
+//   - a negative capacity, a granularity or refresh age that is not
+//     positive (a capacity or maximum weight of 0 is no bound);
 //   - Flush from a callback, or a GetOrLoad from a loader, through its
 //     context, of a key that load waits for;
 //   - a key Go's maps cannot hash, or a NaN key;
