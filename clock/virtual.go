@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Virtual is a clock for tests. Its time moves only when Advance,
@@ -48,11 +50,11 @@ import (
 // at once run their callbacks concurrently, each on its own goroutine.
 type Virtual struct {
 	mu     sync.Mutex
-	now    time.Time     // guarded by mu; the monotonic clock, which timers follow
-	off    time.Duration // guarded by mu; the wall clock's lead over now
-	steps  []wallStep    // guarded by mu; every move of off, oldest first
-	timers virtualHeap   // guarded by mu
-	seq    uint64        // guarded by mu; start order of timers
+	now    time.Time   // guarded by mu; the monotonic clock, which timers follow
+	off    lead        // guarded by mu; the wall clock's lead over now
+	steps  []wallStep  // guarded by mu; every move of off, oldest first
+	timers virtualHeap // guarded by mu
+	seq    uint64      // guarded by mu; start order of timers
 }
 
 // wallStep records a move of the wall clock: the monotonic instant at
@@ -60,8 +62,52 @@ type Virtual struct {
 // times Now returned before the step by it.
 type wallStep struct {
 	at     time.Time
-	before time.Duration
+	before lead
 }
+
+// lead is how far the wall clock is ahead of the monotonic clock, or
+// behind it if negative: sec seconds and nsec nanoseconds, nsec in
+// [0, 1e9). Unlike a Duration, which ends at 292 years, it holds any
+// sum of steps, saturating at maxLeadSec seconds either way.
+type lead struct{ sec, nsec int64 }
+
+// maxLeadSec bounds a lead, and a wall-clock reading, to some 146
+// billion years either side of the Unix epoch: well inside time.Time's
+// range, and far from overflowing their sums.
+const maxLeadSec = 1 << 62
+
+// plus returns l moved by d, saturating.
+func (l lead) plus(d time.Duration) lead {
+	sec := int64(d / time.Second)
+	nsec := l.nsec + int64(d%time.Second)
+	sec += nsec / 1e9
+	if nsec %= 1e9; nsec < 0 {
+		nsec += 1e9
+		sec--
+	}
+	return lead{min(max(l.sec+sec, -maxLeadSec), maxLeadSec), nsec}
+}
+
+// neg returns -l.
+func (l lead) neg() lead {
+	if l.nsec == 0 {
+		return lead{-l.sec, 0}
+	}
+	return lead{-l.sec - 1, 1e9 - l.nsec}
+}
+
+// add returns t moved by l: by t.Add, keeping t's monotonic reading,
+// where l fits a Duration, and by its Unix time, saturated, beyond.
+func (l lead) add(t time.Time) time.Time {
+	if l.sec > -maxDurationSec && l.sec < maxDurationSec {
+		return t.Add(time.Duration(l.sec)*time.Second + time.Duration(l.nsec))
+	}
+	sec := min(max(t.Unix()+l.sec, -maxLeadSec), maxLeadSec)
+	return time.Unix(sec, int64(t.Nanosecond())+l.nsec).In(t.Location())
+}
+
+// maxDurationSec is the whole seconds a Duration holds, less one.
+const maxDurationSec = math.MaxInt64/int64(time.Second) - 1
 
 // rearmLimit is how many timers due at once, started or reset by callbacks
 // of one advance, may run in a row at one instant before the advance
@@ -96,7 +142,7 @@ func (v *Virtual) Now() time.Time {
 // reading t as a time Now returned. As for the real clock's readings, a
 // later step of the wall clock, or a suspend, does not change it. A t
 // that Now returned both before and after a backward step is read as the
-// earlier. So a wheel made before the step keeps to its epoch, but one
+// earlier. A wheel made before the step keeps to its epoch, but one
 // made in the stretch the step repeats would not: make wheels before
 // stepping back. Without steps, Since(t) is Now().Sub(t). The complexity
 // is O(s) in the steps and suspends made.
@@ -108,8 +154,10 @@ func (v *Virtual) Since(t time.Time) time.Duration {
 
 // StepWall steps the wall clock by d, forward or back, as NTP or a
 // manual setting of the clock does. Now moves by d at once; the monotonic
-// clock does not. So no timer runs, none moves, and Since of an earlier
-// reading is unchanged. The complexity is O(1).
+// clock does not. No timer runs, none moves, and Since of an earlier
+// reading is unchanged. Steps add up past what one Duration holds; the
+// wall clock stops only some 146 billion years from 1970. The complexity
+// is O(1).
 func (v *Virtual) StepWall(d time.Duration) {
 	v.lock("StepWall")
 	defer v.mu.Unlock()
@@ -118,7 +166,7 @@ func (v *Virtual) StepWall(d time.Duration) {
 
 // Suspend simulates the machine sleeping for d and waking. The wall
 // clock moves forward by d; the monotonic clock stands still, as Go's
-// does on Linux, macOS and Windows. So timers due in the sleep run late
+// does on Linux, macOS and Windows. Timers due in the sleep run late
 // by its length, as on the real clock. It is StepWall(d) under a name
 // that says why. Suspend panics if d is negative. The complexity is O(1).
 func (v *Virtual) Suspend(d time.Duration) {
@@ -130,36 +178,34 @@ func (v *Virtual) Suspend(d time.Duration) {
 	v.stepLocked(d)
 }
 
-// stepLocked moves the wall clock by d, saturating its lead.
+// stepLocked moves the wall clock by d.
 func (v *Virtual) stepLocked(d time.Duration) {
+	lockcheck.Held(&v.mu, "Virtual.stepLocked")
 	if d == 0 {
 		return
 	}
 	v.steps = append(v.steps, wallStep{at: v.now, before: v.off})
-	off := v.off + d
-	switch {
-	case d > 0 && off < v.off:
-		off = math.MaxInt64
-	case d < 0 && off > v.off:
-		off = math.MinInt64
-	}
-	v.off = off
+	v.off = v.off.plus(d)
 }
 
 // wallLocked returns the wall clock's reading at the monotonic instant
 // mono, at the current lead.
-func (v *Virtual) wallLocked(mono time.Time) time.Time { return mono.Add(v.off) }
+func (v *Virtual) wallLocked(mono time.Time) time.Time {
+	lockcheck.Held(&v.mu, "Virtual.wallLocked")
+	return v.off.add(mono)
+}
 
 // monoLocked returns the monotonic instant at which Now returned the wall
 // reading t: by the lead of the earliest stretch between steps whose
 // readings reach t, or else the current lead.
 func (v *Virtual) monoLocked(t time.Time) time.Time {
+	lockcheck.Held(&v.mu, "Virtual.monoLocked")
 	for _, s := range v.steps {
-		if !t.After(s.at.Add(s.before)) {
-			return t.Add(-s.before)
+		if !t.After(s.before.add(s.at)) {
+			return s.before.neg().add(t)
 		}
 	}
-	return t.Add(-v.off)
+	return v.off.neg().add(t)
 }
 
 // AfterFunc calls f, on the goroutine advancing the clock, once the clock
@@ -209,11 +255,11 @@ func (v *Virtual) Advance(d time.Duration) int {
 	return v.advanceUnlock("Advance", v.now.Add(d))
 }
 
-// AdvanceTo moves the clock forward until Now reads t, as Advance does,
-// and returns the number of callbacks it ran. AdvanceTo panics if t is
-// before the current time: a virtual clock never goes backwards (but see
-// StepWall). If a callback has advanced
-// the clock past t, the clock stays where the callback left it.
+// AdvanceTo moves the clock forward until Now reads t, as Advance does, and
+// returns the number of callbacks it ran. AdvanceTo panics if t is before
+// the current time: a virtual clock never goes backwards (but see
+// StepWall). If a callback has advanced the clock past t, the clock stays
+// where the callback left it.
 //
 // A callback's panic goes up through AdvanceTo and leaves the clock at
 // that callback's deadline, in working order. AdvanceTo also panics, in
@@ -227,7 +273,7 @@ func (v *Virtual) AdvanceTo(t time.Time) int {
 		v.mu.Unlock()
 		panic(fmt.Sprintf("clock: Virtual.AdvanceTo called with %v, before the current time %v", t, now))
 	}
-	return v.advanceUnlock("AdvanceTo", t.Add(-v.off))
+	return v.advanceUnlock("AdvanceTo", v.off.neg().add(t))
 }
 
 // AdvanceNext moves the clock to the earliest pending deadline and runs
@@ -267,8 +313,9 @@ func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 				at, rearmed = next.when, 0
 			}
 			if rearmed++; rearmed > rearmLimit {
+				stuck := v.wallLocked(at)
 				v.mu.Unlock()
-				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, v.wallLocked(at), rearmLimit))
+				panic(fmt.Sprintf("clock: Virtual.%s stuck at %v: callbacks started or reset %d timers in a row due at once (for zero or less), so time could not pass; give them a positive duration", method, stuck, rearmLimit))
 			}
 		} else {
 			rearmed = 0
@@ -283,6 +330,7 @@ func (v *Virtual) advanceUnlock(method string, t time.Time) int {
 // popLocked removes the earliest timer, moves the clock to its deadline
 // and returns its callback.
 func (v *Virtual) popLocked() func() {
+	lockcheck.Held(&v.mu, "Virtual.popLocked")
 	t := heap.Pop(&v.timers).(*virtualTimer)
 	if t.when.After(v.now) {
 		v.now = t.when
@@ -291,6 +339,7 @@ func (v *Virtual) popLocked() func() {
 }
 
 func (v *Virtual) startLocked(t *virtualTimer, d time.Duration) {
+	lockcheck.Held(&v.mu, "Virtual.startLocked")
 	t.when = v.now.Add(max(d, 0))
 	t.dueAtStart = !t.when.After(v.now)
 	v.seq++

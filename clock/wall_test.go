@@ -2,6 +2,7 @@ package clock_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -105,4 +106,39 @@ func ExampleVirtual_StepWall() {
 	// Output:
 	// now 09:30
 	// timer at 10:30
+}
+
+// TestStepWallBeyondADuration: steps whose sum is past what a Duration
+// holds (292 years) still move Now by each, either way; Since of earlier
+// readings and AdvanceTo keep to the monotonic clock. The lead was one
+// Duration, and stopped at 2318 without a word.
+func TestStepWallBeyondADuration(t *testing.T) {
+	v := clock.NewVirtual(start)
+	before := v.Now()
+	want := start
+	for range 2 {
+		v.StepWall(math.MaxInt64)
+		want = want.Add(math.MaxInt64)
+		if now := v.Now(); !now.Equal(want) {
+			t.Fatalf("after StepWall(MaxInt64): Now %v, want %v", now, want)
+		}
+	}
+	v.AfterFunc(time.Second, func() {})
+	if next, _ := v.Next(); !next.Equal(want.Add(time.Second)) {
+		t.Fatalf("Next %v, want %v", next, want.Add(time.Second))
+	}
+	v.AdvanceTo(want.Add(time.Minute))
+	if d := v.Since(before); d != time.Minute {
+		t.Fatalf("Since a reading before the steps: %v, want 1m", d)
+	}
+	if d := v.Since(v.Now()); d != 0 {
+		t.Fatalf("Since(Now()): %v, want 0", d)
+	}
+	for range 4 {
+		v.StepWall(math.MinInt64)
+		want = want.Add(math.MinInt64)
+	}
+	if now, want := v.Now(), want.Add(time.Minute); !now.Equal(want) {
+		t.Fatalf("after four steps of MinInt64 back: Now %v, want %v", now, want)
+	}
 }

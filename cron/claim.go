@@ -86,9 +86,10 @@ func (p ClaimPolicy) String() string {
 
 // claim reports whether this scheduler is to run j's run at at: always,
 // without a Claimer; else if the claim succeeded, or failed under
-// AtLeastOnce before Stop gave up. It is called on the run's goroutine, never with s.mu held,
-// and waits for the Claimer at most the claim timeout. A Claim that
-// panics is a failed claim whose panic goes to the panic handler.
+// AtLeastOnce before Stop gave up. It is called on the run's goroutine,
+// never with s.mu held, and waits for the Claimer at most the claim
+// timeout. A Claim that panics is a failed claim whose panic goes to the
+// panic handler.
 func (s *Scheduler) claim(j *Job, set *jobSet, at time.Time) bool {
 	if s.claimer == nil {
 		return true
@@ -113,9 +114,9 @@ func (s *Scheduler) claim(j *Job, set *jobSet, at time.Time) bool {
 // errClaimPanicked is what ask returns for a Claim that panicked.
 var errClaimPanicked = errors.New("cron: Claim panicked")
 
-// ask asks the Claimer for j's run at at, in the job's zone. If Claim panics, ask counts a
-// claim error, gives the panic to the panic handler and returns
-// errClaimPanicked.
+// ask asks the Claimer for j's run at at, in the job's zone. If Claim
+// panics, ask counts a claim error, gives the panic to the panic handler
+// and returns errClaimPanicked.
 func (s *Scheduler) ask(j *Job, at time.Time) (won bool, err error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.claimTimeout)
 	defer cancel()
@@ -150,6 +151,14 @@ type gridSchedule struct {
 // Next returns the first instant of the grid after t, in t's location.
 func (g gridSchedule) Next(t time.Time) time.Time {
 	return t.Add(g.every - g.offset(t))
+}
+
+// count is passed for the grid: first is one of its instants.
+func (g gridSchedule) count(first, now time.Time, _ *time.Location) (int, time.Time) {
+	if now.Before(first) {
+		return 0, first
+	}
+	return int(now.Sub(first)/g.every) + 1, g.Next(now)
 }
 
 // offset returns how far t lies past the last instant of the grid at or

@@ -27,7 +27,7 @@
 //
 // A job's time is a time of the wall clock, but a timer waits a duration
 // of the monotonic clock. A step of the wall clock (NTP, a manual setting)
-// or a suspend of the machine does not move the monotonic clock. So a
+// or a suspend of the machine does not move the monotonic clock. A
 // scheduler with jobs checks the wall clock once a minute
 // ([WithWallClockCheck]). It sets afresh the timers of the jobs due before
 // the next check. After a forward step or a resume, a run whose time has
@@ -95,7 +95,19 @@
 // or the wall clock stepped forward.) The job's [Missed] policy decides
 // ([OnMissed]): run the first missed run once (RunOnce, the default), skip
 // them (SkipMissed), or make them all up, oldest first, up to MaxCatchUp
-// (RunAll). Missed runs dropped are counted in Stats.Missed.
+// (RunAll). Every time of the schedule that falls due is run, skipped by
+// a policy or counted in Stats.Missed.
+//
+// Four policies can drop a run, each with a "skip" of its own type:
+// [Skip] (an [Overlap]: the job's last run is still going, counted in
+// Stats.Skipped), [SkipMissed] (a [Missed] policy: the run is late,
+// Stats.Missed), [LimitSkip] (a [LimitMode]: the concurrency limit is
+// reached, Stats.Limited) and [SkipSkipped] (a [SkippedTime]: a
+// spring-forward change skipped the time). The names keep their
+// types' words rather than one pattern: each is typed, so a skip given to
+// the wrong option (WithOverlap(SkipMissed)) does not compile, and
+// renaming them would add four deprecated names for nothing the compiler
+// does not already check.
 //
 // # Across replicas
 //

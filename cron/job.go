@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Job is one job of a Scheduler, made by Add or AddSchedule.
@@ -41,7 +42,7 @@ type Stats struct {
 	Panics  int // runs that panicked
 	Errors  int // runs that returned an error (see Returning)
 	Skipped int // runs dropped by the Skip policy
-	Missed  int // missed runs dropped by the OnMissed policy (at most MaxCatchUp a catch-up)
+	Missed  int // times passed without a run: dropped by the OnMissed policy, past MaxCatchUp, or passed while a run waited (see OnMissed)
 	Limited int // runs dropped by the scheduler's concurrency limit (LimitSkip)
 
 	// With a Claimer (WithClaimer):
@@ -106,7 +107,9 @@ func (j *Job) Next() time.Time {
 
 // NextRuns returns the job's next n runs, in its zone, as Next would
 // return them one after the other: fewer if it has fewer left, none where
-// Next returns the zero time. It calls the schedule's Next n-1 times,
+// Next returns the zero time. For a job whose interval counts from the
+// end of its runs, the times after the first are those of runs that take
+// no time and have no jitter. It calls the schedule's Next n-1 times,
 // without the scheduler's lock. NextRuns panics if n is negative. The
 // complexity is O(n).
 func (j *Job) NextRuns(n int) []time.Time {
@@ -125,16 +128,15 @@ func (j *Job) NextRuns(n int) []time.Time {
 		n = min(n, limit)
 	}
 	runs := []time.Time{next}
-	for len(runs) < n && set.every == 0 {
+	for len(runs) < n {
 		t := set.sched.Next(next)
+		if set.every > 0 {
+			t = set.afterEnd(next) // from the end of runs that take no time
+		}
 		if !t.After(next) {
 			break
 		}
 		next = t.In(set.loc)
-		runs = append(runs, next)
-	}
-	for len(runs) < n && set.every > 0 { // from the end of runs that take no time
-		next = next.Add(set.every)
 		runs = append(runs, next)
 	}
 	return runs
@@ -188,8 +190,8 @@ func (j *Job) fire() {
 		return
 	}
 	c = j.limitLocked(c)
-	if set.every > 0 {
-		c.next, c.missed = time.Time{}, nil // set when the run ends
+	if set.every > 0 && !c.next.IsZero() {
+		c.next = time.Time{} // set when the run ends
 		j.afterRun = true
 	}
 	j.setNextLocked(c.next, s.w.Now())
@@ -207,7 +209,7 @@ func (j *Job) fire() {
 	}
 	if j.afterRun && !admitted { // no run will end to set the next
 		j.afterRun = false
-		j.setNextLocked(s.w.Now().Add(set.every), s.w.Now())
+		j.setNextLocked(set.afterEnd(s.w.Now()), s.w.Now())
 	}
 	s.mu.Unlock()
 	if start {
@@ -218,6 +220,7 @@ func (j *Job) fire() {
 // setNextLocked makes next the job's next run, draws its jitter and sets
 // the timer for it, now being now; a zero next stops the timer.
 func (j *Job) setNextLocked(next, now time.Time) {
+	lockcheck.Held(&j.s.mu, "Job.setNextLocked")
 	j.next = next
 	j.delay = 0
 	if next.IsZero() {
@@ -234,14 +237,15 @@ func (j *Job) setNextLocked(next, now time.Time) {
 // the job's limit (WithLimitRuns), and cuts c short at it: no next run
 // once the limit is reached.
 func (j *Job) limitLocked(c catchUp) catchUp {
+	lockcheck.Held(&j.s.mu, "Job.limitLocked")
 	limit := j.set.limit
 	if limit == 0 {
 		return c
 	}
 	j.fired++
-	if left := limit - j.fired; len(c.missed) > left {
-		c.missed = c.missed[:left]
-	}
+	left := max(limit-j.fired, 0)
+	c.missed = c.missed[:min(len(c.missed), left)]
+	c.dropped = min(c.dropped, left-len(c.missed))
 	j.fired += len(c.missed) + c.dropped
 	if j.fired >= limit {
 		c.next = time.Time{}
@@ -260,35 +264,67 @@ type catchUp struct {
 // following returns the job's next run after the run at, now being now.
 // Runs missed while the process was stalled are not made up: if the
 // schedule's next time has passed already, the job moves on to the first
-// time after now. If the run at is late, following also returns the runs
-// missed between at and now, up to MaxCatchUp with at: those to make up
-// under RunAll, the others counted as dropped. A schedule that does not
-// move forward ends the job's runs: following returns the zero time. So
-// does one whose Next panics; following then returns the panic too,
-// recovered.
+// time after now. The times it passes over are counted as dropped. If the
+// run at is late and the policy is RunAll, following returns the runs to
+// make up, up to MaxCatchUp with at. A schedule that does not move
+// forward ends the job's runs: following returns the zero time. It does
+// the same for a schedule whose Next panics, and returns the panic too,
+// recovered. A job whose interval counts from the end of its runs has
+// its next time set when the run ends: following only says whether it
+// has one.
 func (set *jobSet) following(at, now time.Time, late bool) (c catchUp, p *recovered) {
 	defer func() {
 		if r := recover(); r != nil {
 			c, p = catchUp{}, &recovered{r, debug.Stack()}
 		}
 	}()
+	if set.every > 0 {
+		c.next = set.afterEnd(now)
+		return c, nil
+	}
 	next := set.sched.Next(at.In(set.loc))
-	for late && !next.IsZero() && !next.After(now) && 1+len(c.missed)+c.dropped < MaxCatchUp {
-		if set.missed == RunAll {
-			c.missed = append(c.missed, next)
-		} else {
-			c.dropped++
-		}
+	for late && set.missed == RunAll && !next.IsZero() && !next.After(now) && 1+len(c.missed) < MaxCatchUp {
+		c.missed = append(c.missed, next)
 		next = set.sched.Next(next.In(set.loc))
 	}
 	if !next.IsZero() && !next.After(now) {
-		next = set.sched.Next(now.In(set.loc))
-		if !next.After(now) {
-			next = time.Time{}
-		}
+		c.dropped, next = passed(set.sched, next, now, set.loc)
 	}
 	c.next = next
 	return c, nil
+}
+
+// counter is a schedule that counts its own times: passed's for it.
+type counter interface {
+	count(first, now time.Time, loc *time.Location) (int, time.Time)
+}
+
+// maxPassed bounds how many times passed counts one by one.
+const maxPassed = 1 << 20
+
+// passed counts the times of sched from first, one of them, through now,
+// and returns the count and the first time after now: the zero time if
+// sched does not move forward. It counts a grid ("@every") by division,
+// and any other schedule one Next at a time, up to maxPassed; past that
+// it stops counting and asks Next for the first time after now.
+func passed(sched Schedule, first, now time.Time, loc *time.Location) (n int, next time.Time) {
+	if c, ok := sched.(counter); ok {
+		return c.count(first, now, loc)
+	}
+	for next = first; !next.IsZero() && !next.After(now) && n < maxPassed; n++ {
+		t := sched.Next(next.In(loc))
+		if !t.IsZero() && !t.After(next) {
+			return n + 1, time.Time{}
+		}
+		next = t
+	}
+	if !next.IsZero() && !next.After(now) {
+		next = sched.Next(now.In(loc))
+	}
+	if !next.After(now) {
+		next = time.Time{}
+	}
+	return n, next
 }
 
 // recovered is a value recovered from a panic, and the panic's stack.
@@ -302,6 +338,7 @@ type recovered struct {
 // now, and whether it is admitted at all: started, queued behind the
 // job's running run, or waiting for a slot.
 func (j *Job) admitLocked(at time.Time) (start, admitted bool) {
+	lockcheck.Held(&j.s.mu, "Job.admitLocked")
 	s := j.s
 	switch {
 	case j.running > 0 && j.set.overlap == Queue:
@@ -343,7 +380,7 @@ func (s *Scheduler) launch(j *Job, at time.Time) {
 // by one. A run may not return, because the panic handler or a hook
 // panicked or the job called runtime.Goexit. The unwinding still ends the
 // run: it is counted, the job and the scheduler no longer count it as
-// running, and its queued runs are dropped. So the job's later runs go on
+// running, and its queued runs are dropped. The job's later runs go on
 // and Stop does not wait for it. A run that ends hands its slot to
 // the first run waiting for one (WithConcurrencyLimit).
 func (s *Scheduler) runs(j *Job, at time.Time) {
@@ -378,7 +415,7 @@ func (s *Scheduler) runs(j *Job, at time.Time) {
 		if j.afterRun && !j.removed && !s.stopped {
 			j.afterRun = false
 			if j.set == set {
-				j.setNextLocked(s.w.Now().Add(set.every), s.w.Now())
+				j.setNextLocked(set.afterEnd(s.w.Now()), s.w.Now())
 			}
 		}
 		if len(j.queue) > 0 {
@@ -406,6 +443,7 @@ func (s *Scheduler) count(j *Job, d Stats) {
 
 // countLocked adds d to the counts of j and of its scheduler.
 func (j *Job) countLocked(d Stats) {
+	lockcheck.Held(&j.s.mu, "Job.countLocked")
 	j.stats.add(d)
 	j.s.stats.add(d)
 }
@@ -414,6 +452,7 @@ func (j *Job) countLocked(d Stats) {
 // waiting for a slot, now counted as running, for the caller to launch;
 // the zero pendingRun if none.
 func (s *Scheduler) doneLocked(j *Job) pendingRun {
+	lockcheck.Held(&s.mu, "Scheduler.doneLocked")
 	j.running--
 	s.running--
 	for len(s.waiting) > 0 && s.running < s.limit {

@@ -33,6 +33,7 @@ type jobSet struct {
 	jitter      time.Duration
 	limit       int           // runs; 0: no limit
 	every       time.Duration // > 0: WithIntervalFromCompletion's period
+	stop        time.Time     // WithStopAt's; zero: none
 }
 
 // makeSet returns the settings of the job name on sched in loc,
@@ -41,6 +42,7 @@ func (s *Scheduler) makeSet(name, spec string, sched Schedule, loc *time.Locatio
 	set := &jobSet{
 		spec: spec, loc: loc, overlap: cfg.overlap, claimPolicy: s.claimPolicy,
 		missed: cfg.missed, grace: DefaultGrace, jitter: cfg.jitter, limit: cfg.limit,
+		stop: cfg.stop,
 	}
 	if cfg.claimPolicy != nil {
 		set.claimPolicy = *cfg.claimPolicy
@@ -108,6 +110,31 @@ func (w window) Next(t time.Time) time.Time {
 	}
 	next := w.sched.Next(t)
 	if !w.stop.IsZero() && next.After(w.stop) {
+		return time.Time{}
+	}
+	return next
+}
+
+// count is passed for the window: it counts the times of its schedule
+// up to its stop date.
+func (w window) count(first, now time.Time, loc *time.Location) (int, time.Time) {
+	upTo := now
+	if !w.stop.IsZero() && w.stop.Before(now) {
+		upTo = w.stop
+	}
+	n, next := passed(w.sched, first, upTo, loc)
+	if !w.stop.IsZero() && next.After(w.stop) {
+		next = time.Time{}
+	}
+	return n, next
+}
+
+// afterEnd returns the next run of a job whose interval counts from the
+// end of its runs (WithIntervalFromCompletion), the last having ended at
+// end: end plus the interval, or the zero time past the stop date.
+func (set *jobSet) afterEnd(end time.Time) time.Time {
+	next := end.Add(set.every)
+	if !set.stop.IsZero() && next.After(set.stop) {
 		return time.Time{}
 	}
 	return next

@@ -106,8 +106,8 @@ func TestMisuseZeroJob(t *testing.T) {
 }
 
 // Nil arguments: a nil Context waits without limit, as
-// context.Background(); nil options are ignored; a nil reader, writer,
-// func, schedule, wheel, location, handler or claimer panics.
+// context.Background(); a nil option, reader, writer, func, schedule,
+// wheel, location, handler, logger or claimer panics.
 func TestMisuseNil(t *testing.T) {
 	f := newFixture(t, jan1)
 	misusetest.Run(t, []misusetest.Case{
@@ -139,11 +139,15 @@ func TestMisuseNil(t *testing.T) {
 			Call: func(t *testing.T) error { return f.s.Snapshot((*bytes.Buffer)(nil)) }},
 		{Name: "Restore(nil *bytes.Reader)", Panic: "cron: Restore called with a nil io.Reader (a nil *bytes.Reader)",
 			Call: func(t *testing.T) error { return f.s.Restore((*bytes.Reader)(nil)) }},
-		{Name: "New(nil)", Call: func(t *testing.T) error {
-			return cron.New(nil, cron.WithWheel(f.w), nil).Stop(context.Background())
+		{Name: "New(nil)", Panic: "cron: New: option 1 is nil", Call: func(t *testing.T) error {
+			return cron.New(cron.WithWheel(f.w), nil).Stop(context.Background())
 		}},
-		{Name: "Add with a nil JobOption", Call: func(t *testing.T) error {
+		{Name: "Add with a nil JobOption", Panic: "cron: Add: job option 0 is nil", Call: func(t *testing.T) error {
 			_, err := f.s.Add("nil-option", "@every 1m", nop, nil)
+			return err
+		}},
+		{Name: "Update with a nil JobOption", Panic: "cron: Update: job option 1 is nil", Call: func(t *testing.T) error {
+			_, err := f.s.Update("nil-option", "@every 1m", cron.WithGrace(0), nil)
 			return err
 		}},
 		{Name: "Add(nil func)", Panic: `cron: Add: nil func for job "x"`,
@@ -348,16 +352,36 @@ func TestMisuseExtremes(t *testing.T) {
 			Call: func(t *testing.T) error { cron.WithGrace(-time.Second); return nil }},
 		{Name: "WithJitter(-1s)", Panic: "cron: WithJitter: negative jitter -1s",
 			Call: func(t *testing.T) error { cron.WithJitter(-time.Second); return nil }},
-		{Name: "WithLimitRuns(0)", Panic: "cron: WithLimitRuns: non-positive limit 0",
-			Call: func(t *testing.T) error { cron.WithLimitRuns(0); return nil }},
+		{Name: "WithLimitRuns(-1)", Panic: "cron: WithLimitRuns: negative limit -1",
+			Call: func(t *testing.T) error { cron.WithLimitRuns(-1); return nil }},
+		{Name: "WithLimitRuns(0) is no limit", Call: func(t *testing.T) error {
+			g := newFixture(t, jan1)
+			g.add("j", "@every 1m", cron.WithLimitRuns(0))
+			g.clk.Advance(10 * time.Minute)
+			if st := g.s.Stats(); st.Runs != 10 {
+				return fmt.Errorf("%d runs in 10 minutes, want 10", st.Runs)
+			}
+			return nil
+		}},
+		{Name: "WithLogger(nil)", Panic: "cron: WithLogger: nil logger",
+			Call: func(t *testing.T) error { cron.WithLogger(nil); return nil }},
 		{Name: "WithStartAt(zero)", Panic: "cron: WithStartAt: zero time",
 			Call: func(t *testing.T) error { cron.WithStartAt(time.Time{}); return nil }},
 		{Name: "WithStopAt(zero)", Panic: "cron: WithStopAt: zero time",
 			Call: func(t *testing.T) error { cron.WithStopAt(time.Time{}); return nil }},
 		{Name: "OnSkippedTime(9)", Panic: "cron: OnSkippedTime called with unknown rule SkippedTime(9); use RunAtChange or SkipSkipped",
 			Call: func(t *testing.T) error { cron.OnSkippedTime(9); return nil }},
-		{Name: "WithConcurrencyLimit(0)", Panic: "cron: WithConcurrencyLimit: non-positive limit 0",
-			Call: func(t *testing.T) error { cron.WithConcurrencyLimit(0, cron.LimitWait); return nil }},
+		{Name: "WithConcurrencyLimit(-1)", Panic: "cron: WithConcurrencyLimit: negative limit -1",
+			Call: func(t *testing.T) error { cron.WithConcurrencyLimit(-1, cron.LimitWait); return nil }},
+		{Name: "WithConcurrencyLimit(0) is no bound", Call: func(t *testing.T) error {
+			g := newFixture(t, jan1, cron.WithConcurrencyLimit(0, cron.LimitSkip))
+			g.add("j", "@every 1m")
+			g.clk.Advance(10 * time.Minute)
+			if st := g.s.Stats(); st.Runs != 10 || st.Limited != 0 {
+				return fmt.Errorf("Stats %+v, want 10 runs and none limited", st)
+			}
+			return nil
+		}},
 		{Name: "WithConcurrencyLimit mode 9", Panic: "cron: WithConcurrencyLimit called with unknown mode LimitMode(9); use LimitWait or LimitSkip",
 			Call: func(t *testing.T) error { cron.WithConcurrencyLimit(1, 9); return nil }},
 		{Name: "Returning(nil)", Panic: "cron: Returning: nil func",

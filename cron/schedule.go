@@ -64,7 +64,7 @@ const starBit = 1 << 63
 // t+d. A job on it runs on a grid, every d from when it was added (with a
 // Claimer, on the multiples of d since the Unix epoch; see [WithClaimer]).
 // The wheel rounds each run up to its first tick at or after the run's
-// instant, never early. So the job is called at most a tick (see
+// instant, never early. The job is called at most a tick (see
 // [timewheel.WithTick]) plus the driver's delay after it, with at the
 // instant itself, on the grid. A d shorter than the tick runs at most once
 // a tick. It runs at the first instant of the grid after the tick that
@@ -163,10 +163,10 @@ func parseEvery(spec string) (everySchedule, bool, error) {
 
 // realTime reports whether the parsed spec runs on real time: whether its
 // seconds, minutes or hours field starts with '*' (or '?', robfig's
-// synonym). Vixie cron decides so by MIN_STAR and HR_STAR. So
-// "*/15 1 * * *" and "0 */2 * * *" count as well as "* * * * *". The
-// field text decides, since robfig's star bit is lost with a step; for a
-// descriptor, which has no text to read, the bits do (@hourly).
+// synonym). Vixie cron decides so by MIN_STAR and HR_STAR. "*/15 1 * * *"
+// and "0 */2 * * *" count as well as "* * * * *". The field text decides,
+// since robfig's star bit is lost with a step; for a descriptor, which has
+// no text to read, the bits do (@hourly).
 func realTime(spec string, s rcron.Schedule) bool {
 	sp, ok := s.(*rcron.SpecSchedule)
 	if !ok {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/stack"
 )
 
@@ -25,8 +26,7 @@ var ErrStopped = errors.New("cron: scheduler stopped")
 var ErrDuplicate = errors.New("cron: duplicate job name")
 
 // ErrInRun is returned, wrapped with the number of runs still going, by
-// Stop called from a run, which it does not wait for: see
-// [Scheduler.Stop].
+// Stop called from a run, which it does not wait for: see [Scheduler.Stop].
 var ErrInRun = errors.New("cron: Stop called from a run, which it cannot wait for")
 
 // Func is a job. at is the time the run was scheduled for, in the job's
@@ -71,7 +71,7 @@ func (s *Scheduler) after(job string, at time.Time, took time.Duration, err erro
 }
 
 // Scheduler runs jobs on calendar schedules. Each job holds one timer of
-// the wheel, set for its next run. So a job due next month costs one
+// the wheel, set for its next run. A job due next month costs one
 // pending timer and nothing else until then. A scheduler with jobs holds
 // one more, the wall-clock check ([WithWallClockCheck]). See the package
 // documentation.
@@ -115,17 +115,20 @@ type Scheduler struct {
 	stats    SchedulerStats   // guarded by mu; the counters, every job's
 }
 
-// New returns a Scheduler with no jobs, configured by opts; nil options
-// are ignored. It starts no goroutine.
+// New returns a Scheduler with no jobs, configured by opts. It starts no
+// goroutine. New panics on a nil Option, naming its place.
 func New(opts ...Option) *Scheduler {
 	cfg := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("cron: New: option %d is nil", i))
 		}
+		o(&cfg)
 	}
 	s := new(Scheduler)
-	s.setUpLocked(cfg) // s is not shared yet
+	s.mu.Lock() // not shared yet: for the lock check
+	s.setUpLocked(cfg)
+	s.mu.Unlock()
 	return s
 }
 
@@ -135,6 +138,7 @@ func defaults() config {
 
 // setUpLocked makes s the Scheduler cfg describes.
 func (s *Scheduler) setUpLocked(cfg config) {
+	lockcheck.Held(&s.mu, "Scheduler.setUpLocked")
 	if cfg.wheel == nil {
 		cfg.wheel = timewheel.Default()
 	}
@@ -167,6 +171,7 @@ func (s *Scheduler) notNil(method string) {
 
 // readyLocked sets up a zero Scheduler as New() would, on its first use.
 func (s *Scheduler) readyLocked() {
+	lockcheck.Held(&s.mu, "Scheduler.readyLocked")
 	if s.jobs == nil {
 		s.setUpLocked(defaults())
 	}
@@ -183,6 +188,7 @@ func (s *Scheduler) ready() {
 // stoppedLocked returns ErrStopped, wrapped with the wheel's error if the
 // wheel is closed, or nil if s runs.
 func (s *Scheduler) stoppedLocked() error {
+	lockcheck.Held(&s.mu, "Scheduler.stoppedLocked")
 	if err := s.w.Err(); err != nil {
 		return fmt.Errorf("%w: %w", ErrStopped, err)
 	}
@@ -202,13 +208,13 @@ func (s *Scheduler) stoppedLocked() error {
 //   - ErrDuplicate for a name in use;
 //   - ErrStopped after Stop or once the wheel is closed.
 //
-// Nil options are ignored. Add panics if f is nil. The complexity is O(1).
+// Add panics if f or an option is nil. The complexity is O(1).
 func (s *Scheduler) Add(name, spec string, f Func, opts ...JobOption) (*Job, error) {
 	s.notNil("Add")
 	if f == nil {
 		panic(fmt.Sprintf("cron: Add: nil func for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("Add", opts)
 	s.ready()
 	sched, loc, err := s.parseFor(name, spec, cfg)
 	if err != nil {
@@ -242,8 +248,8 @@ func (s *Scheduler) parseFor(name, spec string, cfg jobConfig) (Schedule, *time.
 
 // AddSchedule adds a job named name that runs f on sched, whose Next is
 // called with times in the zone of InZone or else of the scheduler. It
-// returns the errors of Add, but for ErrSpec. Nil options are ignored.
-// AddSchedule panics if sched or f is nil. The complexity is O(1) plus one
+// returns the errors of Add, but for ErrSpec. AddSchedule panics if
+// sched, f or an option is nil. The complexity is O(1) plus one
 // call of sched.Next.
 //
 // Next is called without the scheduler's lock held, when the job is added
@@ -260,7 +266,7 @@ func (s *Scheduler) AddSchedule(name string, sched Schedule, f Func, opts ...Job
 	if sched == nil || f == nil {
 		panic(fmt.Sprintf("cron: AddSchedule: nil schedule or func for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("AddSchedule", opts)
 	s.ready()
 	loc, err := s.zoneFor(name, cfg)
 	if err != nil {
@@ -281,12 +287,15 @@ func (s *Scheduler) zoneFor(name string, cfg jobConfig) (*time.Location, error) 
 	return loc, nil
 }
 
-func jobOptions(opts []JobOption) jobConfig {
+// jobOptions returns the configuration opts make; it panics on a nil
+// option, naming method, the exported method given it.
+func jobOptions(method string, opts []JobOption) jobConfig {
 	var cfg jobConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("cron: %s: job option %d is nil", method, i))
 		}
+		o(&cfg)
 	}
 	return cfg
 }
@@ -322,19 +331,19 @@ func (s *Scheduler) add(name, spec string, sched Schedule, loc *time.Location, f
 	return j, nil
 }
 
-// Update changes the schedule and the options of the job named name, in
-// one step: the job is never missing, and keeps its func, its counts and
-// its runs in progress. spec and opts are read as Add reads them, and
-// replace the job's former spec and options whole (a job of AddSchedule
-// gets a spec). The next run is the first of the new schedule after now
-// (a run whose time has come but that has not started, held by its
-// jitter, is dropped); a limit of runs counts afresh. Update returns an error wrapping ErrNoJob
-// for an unknown name, and the errors of Add, but for ErrDuplicate; on an
-// error, the job is left as it was. The complexity is O(1) plus one call
-// of the schedule's Next.
+// Update changes the schedule and the options of the job named name, in one
+// step: the job is never missing, and keeps its func, its counts and its
+// runs in progress. spec and opts are read as Add reads them, and replace
+// the job's former spec and options whole (a job of AddSchedule gets a
+// spec). The next run is the first of the new schedule after now (a run
+// whose time has come but that has not started, held by its jitter, is
+// dropped); a limit of runs counts afresh. Update returns an error wrapping
+// ErrNoJob for an unknown name, and the errors of Add, but for
+// ErrDuplicate; on an error, the job is left as it was. The complexity is
+// O(1) plus one call of the schedule's Next.
 func (s *Scheduler) Update(name, spec string, opts ...JobOption) (*Job, error) {
 	s.notNil("Update")
-	cfg := jobOptions(opts)
+	cfg := jobOptions("Update", opts)
 	s.ready()
 	sched, loc, err := s.parseFor(name, spec, cfg)
 	if err != nil {
@@ -350,7 +359,7 @@ func (s *Scheduler) UpdateSchedule(name string, sched Schedule, opts ...JobOptio
 	if sched == nil {
 		panic(fmt.Sprintf("cron: UpdateSchedule: nil schedule for job %q", name))
 	}
-	cfg := jobOptions(opts)
+	cfg := jobOptions("UpdateSchedule", opts)
 	s.ready()
 	loc, err := s.zoneFor(name, cfg)
 	if err != nil {
@@ -431,6 +440,7 @@ func (s *Scheduler) Jobs() []*Job {
 }
 
 func (s *Scheduler) jobsLocked() []*Job {
+	lockcheck.Held(&s.mu, "Scheduler.jobsLocked")
 	js := make([]*Job, 0, len(s.jobs))
 	for _, j := range s.jobs {
 		js = append(js, j)

@@ -1,6 +1,10 @@
 package cron
 
-import "time"
+import (
+	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
+)
 
 // Keeping to the wall clock. A job's next run is a wall-clock instant,
 // and its timer waits for it a duration of the monotonic clock, computed
@@ -8,7 +12,7 @@ import "time"
 // monotonic clock stands still), leaves that duration as it was. After a
 // forward step the run would come as late as the step. After a backward
 // one it would come early; fire catches that (it re-arms when woken
-// before the run's time). So, while it has jobs, the scheduler holds one
+// before the run's time). While it has jobs, the scheduler holds one
 // more timer, the check. It wakes every wallCheck and re-reads the wall
 // clock. It sets afresh the timer of every job due before the next check,
 // from the wall clock as it reads then: at once for a run whose time has
@@ -21,6 +25,7 @@ import "time"
 // checkLaterLocked sets the check for one period from now, unless it is
 // set, turned off or the scheduler stopped.
 func (s *Scheduler) checkLaterLocked() {
+	lockcheck.Held(&s.mu, "Scheduler.checkLaterLocked")
 	if s.checking || s.wallCheck <= 0 || s.stopped {
 		return
 	}

@@ -1,6 +1,10 @@
 package expiry
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
+)
 
 // WithAges makes the map record when each key entered it. Stats then
 // reports how long the entries that left had been in the map, by Reason
@@ -24,10 +28,12 @@ type ageTable[K comparable, V any] struct {
 	born sync.Map // *entry[K, V] -> int64
 }
 
-// enteredLocked records that e's key entered the map at now.
+// enteredLocked records that e's key entered the map at now. The
+// caller holds e's shard's lock, which its callers' lock checks cover.
 func (a *ageTable[K, V]) enteredLocked(e *entry[K, V], now int64) { a.born.Store(e, now) }
 
-// movedLocked gives ne, which takes e's place, e's entry time.
+// movedLocked gives ne, which takes e's place, e's entry time. The
+// caller holds e's shard's lock, which its callers' lock checks cover.
 func (a *ageTable[K, V]) movedLocked(e, ne *entry[K, V]) {
 	if t, ok := a.born.LoadAndDelete(e); ok {
 		a.born.Store(ne, t)
@@ -37,6 +43,7 @@ func (a *ageTable[K, V]) movedLocked(e, ne *entry[K, V]) {
 // leftAgeLocked forgets e, which left s for why at the wheel's now, and
 // adds its age to s's total for why.
 func (s *shard[K, V]) leftAgeLocked(e *entry[K, V], why Reason) {
+	lockcheck.WriteHeld(&s.mu, "shard.leftAgeLocked")
 	if t, ok := s.m.ages.born.LoadAndDelete(e); ok && why != Replaced {
 		s.age[why] += s.m.now() - t.(int64)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // expireBatch is how many entries a firing bucket evicts per hold of the
@@ -41,6 +42,7 @@ func (m *Map[K, V]) dueFor(deadline int64) int64 {
 // bucketLocked returns the live bucket ending at due, opening it (and
 // scheduling its timer) if there is none.
 func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
+	lockcheck.WriteHeld(&s.mu, "shard.bucketLocked")
 	if b := s.last; b != nil && b.due == due && !b.dead {
 		return b
 	}
@@ -60,6 +62,7 @@ func (s *shard[K, V]) bucketLocked(due, now int64) *bucket[K, V] {
 // linkLocked appends e to the bucket of deadline, and then sets e's
 // deadline (which unfreezes it).
 func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.linkLocked")
 	b := s.bucketLocked(s.m.dueFor(deadline), now)
 	e.deadline.Store(deadline)
 	s.attachLocked(e, b)
@@ -67,6 +70,7 @@ func (s *shard[K, V]) linkLocked(e *entry[K, V], deadline, now int64) {
 
 // attachLocked appends e to b, leaving its deadline as it is.
 func (s *shard[K, V]) attachLocked(e *entry[K, V], b *bucket[K, V]) {
+	lockcheck.WriteHeld(&s.mu, "shard.attachLocked")
 	e.b = b
 	e.prev, e.next = b.tail, nil
 	if b.tail != nil {
@@ -81,6 +85,7 @@ func (s *shard[K, V]) attachLocked(e *entry[K, V], b *bucket[K, V]) {
 // unlinkLocked takes e out of its bucket, releasing the bucket if it is
 // left empty.
 func (s *shard[K, V]) unlinkLocked(e *entry[K, V]) {
+	lockcheck.WriteHeld(&s.mu, "shard.unlinkLocked")
 	b := e.b
 	if e.prev != nil {
 		e.prev.next = e.next
@@ -101,6 +106,7 @@ func (s *shard[K, V]) unlinkLocked(e *entry[K, V]) {
 
 // spliceLocked puts ne in e's place in e's bucket, and takes e out.
 func (s *shard[K, V]) spliceLocked(e, ne *entry[K, V]) {
+	lockcheck.WriteHeld(&s.mu, "shard.spliceLocked")
 	b := e.b
 	ne.prev, ne.next, ne.b = e.prev, e.next, b
 	if e.prev != nil {
@@ -121,6 +127,7 @@ func (s *shard[K, V]) spliceLocked(e, ne *entry[K, V]) {
 // to file e again (see Touch). It stores the deadline last: e may be
 // frozen, or about to be published.
 func (s *shard[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.moveLocked")
 	if s.m.dueFor(deadline) >= e.b.due {
 		e.deadline.Store(deadline)
 		return
@@ -132,6 +139,7 @@ func (s *shard[K, V]) moveLocked(e *entry[K, V], deadline, now int64) {
 // releaseLocked retires an empty bucket: its timer is stopped (a callback
 // already on its way finds the bucket dead) and it is forgotten.
 func (s *shard[K, V]) releaseLocked(b *bucket[K, V]) {
+	lockcheck.WriteHeld(&s.mu, "shard.releaseLocked")
 	b.dead = true
 	b.t.Stop()
 	delete(s.buckets, b.due)
@@ -196,6 +204,7 @@ func (b *bucket[K, V]) deliver(kick bool) {
 
 // sortedBucketsLocked returns the live buckets in due order.
 func (s *shard[K, V]) sortedBucketsLocked() []*bucket[K, V] {
+	lockcheck.Held(&s.mu, "shard.sortedBucketsLocked")
 	bs := make([]*bucket[K, V], 0, len(s.buckets))
 	for _, b := range s.buckets {
 		bs = append(bs, b)

@@ -88,28 +88,30 @@ func (m *Map[K, V]) GetAllOrLoad(ctx context.Context, keys []K, load BulkLoader[
 			got[k] = v
 			continue
 		}
+		closed := false
 		s, h := m.locate(k)
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
+		s.access(k, h, now, func(f found[K, V]) {
+			switch c := f.s.loads[k]; {
+			case f.s.closed:
+				closed = true
+			case f.live:
+				got[k] = f.e.val // set since the miss
+			case c != nil:
+				c.joined = true
+				waits, waitFor = append(waits, k), append(waitFor, c)
+			default:
+				c = &call[V]{done: make(chan struct{})}
+				if f.s.loads == nil {
+					f.s.loads = make(map[K]*call[V])
+				}
+				f.s.loads[k] = c
+				own, calls = append(own, k), append(calls, c)
+			}
+		})
+		if closed {
 			m.endLoads(own, calls, ErrClosed)
 			return got, ErrClosed
 		}
-		switch e, c := s.items.find(k, h), s.loads[k]; {
-		case e != nil && e.deadline.Load() > now:
-			got[k] = e.val // set since the miss
-		case c != nil:
-			c.joined = true
-			waits, waitFor = append(waits, k), append(waitFor, c)
-		default:
-			c = &call[V]{done: make(chan struct{})}
-			if s.loads == nil {
-				s.loads = make(map[K]*call[V])
-			}
-			s.loads[k] = c
-			own, calls = append(own, k), append(calls, c)
-		}
-		s.mu.Unlock()
 	}
 	if len(own) > 0 {
 		errs = append(errs, m.runBulkLoad(ctx, own, calls, got, load)...)

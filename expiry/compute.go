@@ -6,15 +6,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
 // Atomic read-modify-write of one key. Every method here holds the key's
-// shard's write lock from its read of the key's entry to its write. So
-// no other write of the key (Set, Delete, another of these, an expiry)
-// comes between the read and the write.
-// Gets do not wait for it: they see the entry as it was before or as it
-// is after.
+// shard's write lock from its read of the key's entry to its write. No
+// other write of the key (Set, Delete, another of these, an expiry) comes
+// between the read and the write. Gets do not wait for it: they see the
+// entry as it was before or as it is after.
 
 // ComputeOp says what [Map.Compute] does with the key's entry once its
 // function returns.
@@ -89,44 +89,42 @@ func (m *Map[K, V]) Compute(k K, ttl time.Duration, f func(old V, found bool) (V
 	if err := m.w.Err(); err != nil {
 		return zero, false, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	s, h := m.locate(k)
-	v, ok, kick, err := s.compute(k, h, ttl, m.now(), f)
-	m.deliver(kick)
+	var v V
+	var ok bool
+	var err error
+	m.access(k, func(fd found[K, V]) { v, ok, err = fd.s.computeLocked(fd, k, ttl, f) })
 	return v, ok, err
 }
 
-// compute is Compute under k's shard's lock, which it releases even if f
-// panics. It reports, in kick, whether a callback was queued.
-func (s *shard[K, V]) compute(k K, h uint64, ttl time.Duration, now int64, f func(V, bool) (V, ComputeOp)) (v V, ok, kick bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// computeLocked is Compute on what the access path found of k. A live
+// entry stays live while the lock is held: only a writer moves a deadline
+// earlier, and Touches only move it later.
+func (s *shard[K, V]) computeLocked(fd found[K, V], k K, ttl time.Duration, f func(V, bool) (V, ComputeOp)) (v V, ok bool, err error) {
+	lockcheck.WriteHeld(&s.mu, "shard.computeLocked")
 	if s.closed {
-		return v, false, false, ErrClosed
+		return v, false, ErrClosed
 	}
-	e := s.items.find(k, h)
+	e, h, now := fd.e, fd.h, fd.now
 	var old V
-	// A live entry stays live while the lock is held: only a writer
-	// moves a deadline earlier, and Touches only move it later.
-	found := e != nil && e.deadline.Load() > now
-	if found {
+	if fd.live {
 		old = e.val
 	}
-	nv, op := f(old, found)
+	nv, op := f(old, fd.live)
 	if op == Write || op == Update {
 		if err := s.m.tooHeavy(k, nv); err != nil {
-			return v, false, false, err
+			return v, false, err
 		}
 	}
 	switch op {
 	case Keep:
-		if found {
+		if fd.live {
 			v, ok = old, true
 		}
-		return v, ok, false, nil
+		return v, ok, nil
 	case Write:
 		s.setLocked(e, k, h, nv, ttl, ticks.Add(now, int64(ttl)), now)
 	case Update:
-		if found {
+		if fd.live {
 			s.updateLocked(e, h, nv, e.freeze(), now)
 		} else {
 			s.setLocked(e, k, h, nv, ttl, ticks.Add(now, int64(ttl)), now)
@@ -135,11 +133,11 @@ func (s *shard[K, V]) compute(k K, h uint64, ttl time.Duration, now int64, f fun
 		if e != nil {
 			s.removeLocked(e, h, s.whyGone(e.freeze(), now))
 		}
-		return v, false, s.takeQueuedLocked(), nil
+		return v, false, nil
 	default:
 		panic(fmt.Sprintf("expiry: Compute's function returned %v, which is none of Keep, Write, Update and Remove", op))
 	}
-	return nv, true, s.takeQueuedLocked(), nil
+	return nv, true, nil
 }
 
 // whyGone is the Reason of an entry a caller removes, frozen at deadline
@@ -152,16 +150,16 @@ func (s *shard[K, V]) whyGone(d, now int64) Reason {
 	return Expired
 }
 
-// GetOrSet returns k's live value and true, as Get does; or, if k has
-// none, stores v under k for ttl, as Set does, and returns v and false.
-// Of concurrent GetOrSets of one absent key, exactly one stores its v,
-// and the others return it. It returns an error wrapping ErrTTL if ttl
-// is not positive, whether or not k has a value. When it would store v,
-// it returns the errors Set returns.
-// A hit costs what Get costs, takes no lock, and counts a hit (with
-// [WithSliding], renews the entry); a miss counts a miss, then takes k's
-// shard's lock and costs what Set costs. The complexity is O(1), plus
-// O(log B) with a capacity when it opens or closes a bucket.
+// GetOrSet returns k's live value and true, as Get does; or, if k has none,
+// stores v under k for ttl, as Set does, and returns v and false. Of
+// concurrent GetOrSets of one absent key, exactly one stores its v, and the
+// others return it. It returns an error wrapping ErrTTL if ttl is not
+// positive, whether or not k has a value. When it would store v, it returns
+// the errors Set returns. A hit costs what Get costs, takes no lock, and
+// counts a hit (with [WithSliding], renews the entry); a miss counts a
+// miss, then takes k's shard's lock and costs what Set costs. The
+// complexity is O(1), plus O(log B) with a capacity when it opens or closes
+// a bucket.
 func (m *Map[K, V]) GetOrSet(k K, v V, ttl time.Duration) (V, bool, error) {
 	m.init()
 	if ttl <= 0 {
@@ -202,33 +200,26 @@ func (m *Map[K, V]) setIfAbsent(k K, v V, ttl time.Duration) (V, bool, error) {
 		var zero V
 		return zero, false, err
 	}
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		var zero V
-		return zero, false, ErrClosed
-	}
-	e := s.items.find(k, h)
-	if e != nil && e.deadline.Load() > now {
-		got := e.val
-		s.mu.Unlock()
-		return got, true, nil
-	}
-	s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
-	return v, false, nil
+	got, loaded := v, false
+	var err error
+	m.access(k, func(f found[K, V]) {
+		switch {
+		case f.s.closed:
+			got, err = *new(V), ErrClosed
+		case f.live:
+			got, loaded = f.e.val, true
+		default:
+			f.s.setLocked(f.e, k, f.h, v, ttl, ticks.Add(f.now, int64(ttl)), f.now)
+		}
+	})
+	return got, loaded, err
 }
 
-// GetAndDelete removes k's entry, as Delete does, and returns the value
-// it had and true if it was live. It returns the zero V and false if k
-// had no live entry; one past its deadline leaves with Reason Expired,
-// as with Delete. It counts no hit or miss. The
-// complexity is O(1), plus O(log B) with a capacity when it closes a
-// bucket.
+// GetAndDelete removes k's entry, as Delete does, and returns the value it
+// had and true if it was live. It returns the zero V and false if k had no
+// live entry; one past its deadline leaves with Reason Expired, as with
+// Delete. It counts no hit or miss. The complexity is O(1), plus O(log B)
+// with a capacity when it closes a bucket.
 func (m *Map[K, V]) GetAndDelete(k K) (V, bool) {
 	m.init()
 	m.checkKey("GetAndDelete", k)
@@ -236,24 +227,17 @@ func (m *Map[K, V]) GetAndDelete(k K) (V, bool) {
 }
 
 // delete removes k's entry and returns its value and true if it was live.
-func (m *Map[K, V]) delete(k K) (V, bool) {
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	var v V
-	live := false
-	if e != nil {
-		why := s.whyGone(e.freeze(), now)
-		if live = why == Deleted; live {
-			v = e.val
+func (m *Map[K, V]) delete(k K) (v V, wasLive bool) {
+	m.access(k, func(f found[K, V]) {
+		if f.e != nil {
+			why := f.s.whyGone(f.e.freeze(), f.now)
+			if wasLive = why == Deleted; wasLive {
+				v = f.e.val
+			}
+			f.s.removeLocked(f.e, f.h, why)
 		}
-		s.removeLocked(e, h, why)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
-	return v, live
+	})
+	return v, wasLive
 }
 
 // Update stores v under k, keeping the deadline and the ttl of k's live
@@ -269,17 +253,12 @@ func (m *Map[K, V]) Update(k K, v V) bool {
 	if m.tooHeavy(k, v) != nil {
 		return false
 	}
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	ok := e != nil && e.deadline.Load() > now
-	if ok {
-		s.updateLocked(e, h, v, e.freeze(), now)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
+	ok := false
+	m.access(k, func(f found[K, V]) {
+		if ok = f.live; ok {
+			f.s.updateLocked(f.e, f.h, v, f.e.freeze(), f.now)
+		}
+	})
 	return ok
 }
 
@@ -296,17 +275,12 @@ func (m *Map[K, V]) CompareAndSwap(k K, old, new V) bool {
 	if m.tooHeavy(k, new) != nil {
 		return false
 	}
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	ok := e != nil && e.deadline.Load() > now && equal(e.val, old)
-	if ok {
-		s.updateLocked(e, h, new, e.freeze(), now)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
+	ok := false
+	m.access(k, func(f found[K, V]) {
+		if ok = f.live && equal(f.e.val, old); ok {
+			f.s.updateLocked(f.e, f.h, new, f.e.freeze(), f.now)
+		}
+	})
 	return ok
 }
 
@@ -318,17 +292,12 @@ func (m *Map[K, V]) CompareAndDelete(k K, old V) bool {
 	m.init()
 	m.checkKey("CompareAndDelete", k)
 	checkComparable("CompareAndDelete", old)
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	ok := e != nil && e.deadline.Load() > now && equal(e.val, old)
-	if ok {
-		s.removeLocked(e, h, s.whyGone(e.freeze(), now))
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
+	ok := false
+	m.access(k, func(f found[K, V]) {
+		if ok = f.live && equal(f.e.val, old); ok {
+			f.s.removeLocked(f.e, f.h, f.s.whyGone(f.e.freeze(), f.now))
+		}
+	})
 	return ok
 }
 

@@ -24,7 +24,7 @@
 // own lock, entries and buckets, padded apart, so writes of different
 // keys mostly take different locks. Get, Touch and TTL take no lock at
 // all: they find the entry with atomic loads and count a hit or miss on a
-// counter striped by processor. So reads on different processors write
+// counter striped by processor. Reads on different processors write
 // no common cache line, and scale with them. A Set of a key that is
 // there stores a value of one word or one pointer in place; see the Set
 // method for the rest. Len, Stats, All and Snapshot visit every shard.
@@ -120,16 +120,15 @@
 // # Capacity
 //
 // [WithCapacity] bounds the number of entries. Setting a new key in a full
-// map first evicts the entry closest to expiry (Reason Capacity, or
-// Expired if its deadline has passed). That is the first entry of the
-// earliest bucket, the earliest deadline to within the granularity. This
-// is Redis's volatile-ttl policy. It costs O(log B) per bucket opened or
-// closed, B being the number of buckets, where LRU would cost a list
-// node per entry and a write lock on every Get.
-// [WithMaxWeight] bounds the total weight of the entries instead (or
-// as well), by a weigher, with the same order of eviction.
-// A map with a capacity or a maximum weight has one shard, so that the
-// entry closest to expiry is found under one lock. So such a map
+// map first evicts the entry closest to expiry (Reason Capacity, or Expired
+// if its deadline has passed). That is the first entry of the earliest
+// bucket, the earliest deadline to within the granularity. This is Redis's
+// volatile-ttl policy. It costs O(log B) per bucket opened or closed, B
+// being the number of buckets, where LRU would cost a list node per entry
+// and a write lock on every Get. [WithMaxWeight] bounds the total weight of
+// the entries instead (or as well), by a weigher, with the same order of
+// eviction. A map with a capacity or a maximum weight has one shard, so
+// that the entry closest to expiry is found under one lock. Such a map
 // serialises its writers as an unstriped map would.
 //
 // # Snapshots
@@ -146,14 +145,14 @@
 //
 // # Misuse
 //
-// The zero [Map] is ready to use, as New with no options makes it, and a
-// nil Option is ignored. Every other mistake panics or returns an error,
-// never a crash inside the package or a request quietly changed. A panic
-// starts with "expiry:" and says what was wrong:
-//   - a nil argument (an io.Reader or io.Writer, a wheel, callback,
-//     handler, logger, loader or context), or a zero Wheel;
-//   - a negative capacity or granularity, or a refresh age or maximum
-//     weight of 0;
+// The zero [Map] is ready to use, as New with no options makes it. Every
+// mistake panics or returns an error, never a crash inside the package or
+// a request quietly changed. A panic starts with "expiry:" and says what
+// was wrong:
+//   - a nil Option, a nil argument (an io.Reader or io.Writer, a wheel,
+//     callback, handler, logger, loader or context), or a zero Wheel;
+//   - a negative capacity, a granularity or refresh age that is not
+//     positive (a capacity or maximum weight of 0 is no bound);
 //   - Flush from a callback, or a GetOrLoad from a loader, through its
 //     context, of a key that load waits for;
 //   - a key Go's maps cannot hash, or a NaN key;

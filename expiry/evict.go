@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/stack"
 )
 
@@ -26,6 +27,7 @@ const (
 // queueChangeLocked queues the callback of an insert (why inserted) or
 // an update (why updated, old set) of k to v, as queueLocked does.
 func (s *shard[K, V]) queueChangeLocked(why Reason, k K, old, v V) {
+	lockcheck.WriteHeld(&s.mu, "shard.queueChangeLocked")
 	m := s.m
 	m.evMu.Lock()
 	m.events = append(m.events, event[K, V]{key: k, val: v, old: old, why: why})
@@ -38,6 +40,7 @@ func (s *shard[K, V]) queueChangeLocked(why Reason, k K, old, v V) {
 // there is a callback, behind those of every shard: under s.mu, so that
 // callbacks come in the order the entries left.
 func (s *shard[K, V]) queueLocked(k K, v V, why Reason) {
+	lockcheck.WriteHeld(&s.mu, "shard.queueLocked")
 	s.left[why]++
 	m := s.m
 	if m.onEvict != nil {
@@ -54,6 +57,7 @@ func (s *shard[K, V]) queueLocked(k K, v V, why Reason) {
 // exactly one goroutine delivers at a time and callbacks run in the order
 // they were queued. It is called with m.evMu held.
 func (m *Map[K, V]) kickLocked() bool {
+	lockcheck.Held(&m.evMu, "Map.kickLocked")
 	if m.delivering || len(m.events) == 0 {
 		return false
 	}
@@ -84,7 +88,7 @@ func (m *Map[K, V]) deliver(kick bool) {
 // If a panic handler panics (or a callback calls runtime.Goexit), the
 // panic goes on to deliverAll's caller, but delivery is handed back
 // first. The callbacks not yet run go back to the front of the queue, and
-// delivering is cleared. So the next eviction delivers them, and Flush
+// delivering is cleared. The next eviction delivers them, and Flush
 // and Close do not wait for ever.
 func (m *Map[K, V]) deliverAll() {
 	var batch []event[K, V]

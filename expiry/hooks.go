@@ -1,5 +1,7 @@
 package expiry
 
+import "github.com/timewheel/timewheel/internal/lockcheck"
+
 // The optional work of a write: the weight bound (WithMaxWeight), the
 // refresh times (WithRefresh), the entry times (WithAges) and the insert
 // and update callbacks. A map without any of them (m.hooks false) pays
@@ -12,6 +14,7 @@ package expiry
 //
 //go:noinline
 func (s *shard[K, V]) replacingLocked(e *entry[K, V], v V, d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.replacingLocked")
 	if s.m.weigher != nil {
 		s.reweighLocked(e, v, d, now)
 	}
@@ -23,6 +26,7 @@ func (s *shard[K, V]) replacingLocked(e *entry[K, V], v V, d, now int64) {
 //
 //go:noinline
 func (s *shard[K, V]) replacedLocked(e *entry[K, V], k K, old, v V, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.replacedLocked")
 	if s.m.refresh != nil {
 		s.m.refresh.wroteLocked(e, now)
 	}
@@ -35,6 +39,7 @@ func (s *shard[K, V]) replacedLocked(e *entry[K, V], k K, old, v V, now int64) {
 //
 //go:noinline
 func (s *shard[K, V]) insertedLocked(e *entry[K, V], k K, v V, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.insertedLocked")
 	if s.m.refresh != nil {
 		s.m.refresh.wroteLocked(e, now)
 	}
@@ -50,6 +55,7 @@ func (s *shard[K, V]) insertedLocked(e *entry[K, V], k K, v V, now int64) {
 //
 //go:noinline
 func (s *shard[K, V]) movedLocked(e, ne *entry[K, V]) {
+	lockcheck.WriteHeld(&s.mu, "shard.movedLocked")
 	if s.m.refresh != nil {
 		s.m.refresh.movedLocked(e, ne)
 	}
@@ -63,6 +69,7 @@ func (s *shard[K, V]) movedLocked(e, ne *entry[K, V]) {
 //
 //go:noinline
 func (s *shard[K, V]) removedLocked(e *entry[K, V], why Reason) {
+	lockcheck.WriteHeld(&s.mu, "shard.removedLocked")
 	if s.m.weigher != nil {
 		s.weight -= s.weightLocked(e.key, e.val)
 	}

@@ -23,7 +23,7 @@ import (
 // and 7 bits of the hash, a tag that settles most mismatches without
 // loading the entry. Its low byte is the slot's distance from the key's
 // home slot. The distance lets a deletion shift the entries after it
-// back into the hole (Knuth's algorithm R). So there are no tombstones,
+// back into the hole (Knuth's algorithm R). There are no tombstones,
 // and a table under churn never degrades or needs rebuilding. An insert
 // that would land more than 255 slots from home grows the table instead.
 // The table is at most three quarters full. It never shrinks, as a Go

@@ -53,7 +53,7 @@ type loadingKey struct{}
 // through the context the loader is given, or one derived from it,
 // GetOrLoad sees the cycle and panics. Asked with any other context, such
 // as context.Background(), it cannot: Go gives a goroutine no identity to
-// tell the loader's call from another's. So GetOrLoad waits for the load,
+// tell the loader's call from another's. GetOrLoad waits for the load,
 // which waits for it, until that context is done; GetOrLoad then returns
 // ctx.Err() to the loader. With a context that is never done, they hang
 // for good, as singleflight's Do does when its function calls Do with its
@@ -75,21 +75,34 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 		return v, nil
 	}
 	var zero V
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
-		v := e.val // set since the miss
-		s.mu.Unlock()
+	var got, mine bool // set since the miss; a load started here
+	var v V
+	var c *call[V]
+	var err error
+	var at found[K, V]
+	m.access(k, func(f found[K, V]) {
+		at = f
+		switch c = f.s.loads[k]; {
+		case f.live:
+			v, got = f.e.val, true
+		case f.s.closed:
+			err = ErrClosed
+		case c != nil:
+			c.joined = true
+		default:
+			c, mine = &call[V]{done: make(chan struct{})}, true
+			if f.s.loads == nil {
+				f.s.loads = make(map[K]*call[V])
+			}
+			f.s.loads[k] = c
+		}
+	})
+	switch {
+	case got:
 		return v, nil
-	}
-	if s.closed {
-		s.mu.Unlock()
-		return zero, ErrClosed
-	}
-	if c := s.loads[k]; c != nil {
-		c.joined = true
-		s.mu.Unlock()
+	case err != nil:
+		return zero, err
+	case !mine:
 		for l, _ := ctx.Value(loadingKey{}).(*loading); l != nil; l = l.next {
 			if l.c == any(c) {
 				panic(fmt.Sprintf("expiry: GetOrLoad of key %v called from a loader that the load of that key waits for, which would wait for itself", k))
@@ -102,14 +115,8 @@ func (m *Map[K, V]) GetOrLoad(ctx context.Context, k K, load Loader[K, V]) (V, e
 			return zero, ctx.Err()
 		}
 	}
-	c := &call[V]{done: make(chan struct{})}
-	if s.loads == nil {
-		s.loads = make(map[K]*call[V])
-	}
-	s.loads[k] = c
-	s.mu.Unlock()
 	parent, _ := ctx.Value(loadingKey{}).(*loading)
-	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), s, k, h, c, load)
+	return m.runLoad(context.WithValue(ctx, loadingKey{}, &loading{c, parent}), at.s, k, at.h, c, load)
 }
 
 // runLoad runs load for c (k's hash is h), stores what it made, and hands
@@ -152,21 +159,18 @@ func (m *Map[K, V]) storeLoaded(s *shard[K, V], k K, h uint64, v V, ttl time.Dur
 		var zero V
 		return zero, err
 	}
-	now := m.now()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return v, ErrClosed
-	}
-	if e := s.items.find(k, h); e != nil && e.deadline.Load() > now {
-		v = e.val
-	} else {
-		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
-	return v, nil
+	var err error
+	m.deliver(s.access(k, h, m.now(), func(f found[K, V]) {
+		switch {
+		case f.s.closed:
+			err = ErrClosed
+		case f.live:
+			v = f.e.val
+		default:
+			f.s.setLocked(f.e, k, h, v, ttl, ticks.Add(f.now, int64(ttl)), f.now)
+		}
+	}))
+	return v, err
 }
 
 // endLoad forgets c, whose val and err are set, and wakes its waiters.

@@ -123,16 +123,17 @@ type entry[K comparable, V any] struct {
 	b          *bucket[K, V] // guarded by the shard's mu
 }
 
-// New returns an empty Map configured by opts; a nil Option is ignored.
-// It starts no goroutine and sets no timer until entries are set. New
-// panics if the callback of WithOnEvict is not a func(K, V, Reason) for
-// this Map's K and V.
+// New returns an empty Map configured by opts. It starts no goroutine
+// and sets no timer until entries are set. New panics on a nil Option,
+// naming its place, and if the callback of WithOnEvict is not a
+// func(K, V, Reason) for this Map's K and V.
 func New[K comparable, V any](opts ...Option) *Map[K, V] {
 	cfg := config{granularity: DefaultGranularity}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("expiry: New: option %d is nil", i))
 		}
+		o(&cfg)
 	}
 	m := new(Map[K, V])
 	m.configure(cfg)
@@ -330,18 +331,15 @@ func (m *Map[K, V]) Set(k K, v V, ttl time.Duration) error {
 			return err
 		}
 	}
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	s.setLocked(s.items.find(k, h), k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
-	m.deliver(kick)
-	return nil
+	var err error
+	m.access(k, func(f found[K, V]) {
+		if f.s.closed {
+			err = ErrClosed
+			return
+		}
+		f.s.setLocked(f.e, k, f.h, v, ttl, ticks.Add(f.now, int64(ttl)), f.now)
+	})
+	return err
 }
 
 // Get returns the value stored under k and true, or the zero V and false
@@ -363,22 +361,14 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 	now := m.now()
 	if e, ok := s.items.lookup(k, h); ok {
 		if e == nil {
-			m.misses.AddPinned()
-			var zero V
-			return zero, false
+			return m.miss()
 		}
 		if v, d, ok := m.readVal(e); ok {
 			if d <= now {
-				m.misses.AddPinned()
-				var zero V
-				return zero, false
+				return m.miss()
 			}
 			if !m.sliding || m.slide(e, d, now) {
-				m.hits.AddPinned()
-				if m.refresh != nil {
-					m.checkRefresh(s, e, now)
-				}
-				return v, true
+				return m.hit(s, e, v, now)
 			}
 		}
 	}
@@ -387,20 +377,32 @@ func (m *Map[K, V]) get(k K) (V, bool) {
 	// take the lock.
 	s.mu.RLock()
 	if e := s.items.find(k, h); e != nil {
-		if d := e.deadline.Load(); d > now {
+		if d := e.deadline.Load(); d > now { // live, read once: a Touch may renew it meanwhile
 			v := e.val
 			if m.sliding {
 				m.slide(e, d, now) // fails only if a Touch renewed it meanwhile
 			}
 			s.mu.RUnlock()
-			m.hits.AddPinned()
-			if m.refresh != nil {
-				m.checkRefresh(s, e, now)
-			}
-			return v, true
+			return m.hit(s, e, v, now)
 		}
 	}
 	s.mu.RUnlock()
+	return m.miss()
+}
+
+// hit counts a Get that found v in e, k's entry in s, at now, and checks
+// whether e is due for a reload; it returns v and true.
+func (m *Map[K, V]) hit(s *shard[K, V], e *entry[K, V], v V, now int64) (V, bool) {
+	m.hits.AddPinned()
+	if m.refresh != nil {
+		m.checkRefresh(s, e, now)
+	}
+	return v, true
+}
+
+// miss counts a Get that found no live entry; it returns the zero V and
+// false.
+func (m *Map[K, V]) miss() (V, bool) {
 	m.misses.AddPinned()
 	var zero V
 	return zero, false
@@ -492,14 +494,13 @@ func (m *Map[K, V]) Touch(k K) bool {
 			}
 		}
 	}
-	s.mu.Lock()
-	e := s.items.find(k, h)
 	ok := false
-	if e != nil {
-		ttl := e.ttl.Load()
-		ok = s.retimeLocked(e, h, e.freeze(), ticks.Add(now, ttl), time.Duration(ttl), now)
-	}
-	s.mu.Unlock()
+	m.access(k, func(f found[K, V]) {
+		if f.e != nil {
+			ttl := f.e.ttl.Load()
+			ok = f.s.retimeLocked(f.e, f.h, f.e.freeze(), ticks.Add(f.now, ttl), time.Duration(ttl), f.now)
+		}
+	})
 	return ok
 }
 
@@ -520,12 +521,10 @@ func (m *Map[K, V]) SetTTL(k K, ttl time.Duration) (bool, error) {
 	if err := m.w.Err(); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrClosed, err)
 	}
-	s, h := m.locate(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	ok := e != nil && s.retimeLocked(e, h, e.freeze(), ticks.Add(now, int64(ttl)), ttl, now)
-	s.mu.Unlock()
+	ok := false
+	m.access(k, func(f found[K, V]) {
+		ok = f.e != nil && f.s.retimeLocked(f.e, f.h, f.e.freeze(), ticks.Add(f.now, int64(ttl)), ttl, f.now)
+	})
 	return ok, nil
 }
 
@@ -605,10 +604,10 @@ func (m *Map[K, V]) Flush() {
 //
 // Called from an eviction callback or a panic handler, of this Map or of
 // any other, Close could wait for itself. There it closes the map and
-// returns at once. The callbacks queued before it are still delivered;
-// if the caller is one of this map's, after it returns.
-// The complexity is O(n + B + S), plus the depth of the caller's stack,
-// which Close reads while callbacks are being delivered.
+// returns at once. The callbacks queued before it are still delivered; if
+// the caller is one of this map's, after it returns. The complexity is O(n
+// + B + S), plus the depth of the caller's stack, which Close reads while
+// callbacks are being delivered.
 func (m *Map[K, V]) Close() error {
 	m.notNil("Close")
 	m.init()

@@ -237,12 +237,17 @@ func TestMisuseArguments(t *testing.T) {
 			Panic: "expiry: Snapshot called with a nil io.Writer (a nil *bytes.Buffer)",
 		},
 		{
-			Name: "New(nil option)",
+			Name:  "New(nil option)",
+			Call:  func(t *testing.T) error { New[string, int](WithCapacity(1), nil); return nil },
+			Panic: "expiry: New: option 1 is nil",
+		},
+		{
+			Name: "WithMaxWeight(0) is no bound",
 			Call: func(t *testing.T) error {
-				m := New[string, int](nil, WithCapacity(1), nil)
+				m := New[string, int](WithMaxWeight(10, byValue), WithMaxWeight(0, byValue))
 				defer m.Close()
-				if m.capacity != 1 || m.w != timewheel.Default() {
-					return fmt.Errorf("a nil Option changed the options around it")
+				if m.bounded {
+					return fmt.Errorf("a map of WithMaxWeight(0) is bounded")
 				}
 				return nil
 			},

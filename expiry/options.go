@@ -8,8 +8,8 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// An Option configures a Map made by New. New ignores a nil Option. When
-// two Options set the same thing, the later one wins.
+// An Option configures a Map made by New. New panics on a nil Option.
+// When two Options set the same thing, the later one wins.
 type Option func(*config)
 
 type config struct {
@@ -87,7 +87,7 @@ func WithOnEvict[K comparable, V any](f func(K, V, Reason)) Option {
 // SetIfAbsent, GetOrLoad or Restore gives one. Its K and V must be those
 // of the Map, or New panics. It runs as eviction callbacks do, in one
 // queue with them, in the order of the changes (see the package
-// documentation). So the Expired callback of a key's old entry comes
+// documentation). The Expired callback of a key's old entry comes
 // before the insert of its new one. It is counted in Stats.Backlog. A map
 // without it pays one predictable branch per new key. WithOnInsert panics
 // if f is nil.
@@ -129,8 +129,7 @@ func WithInlineCallbacks() Option {
 // caller) ends that delivery with its panic, and the map goes on working.
 // The callbacks not yet delivered come first in the next delivery. That
 // starts at once, on a new goroutine; with WithInlineCallbacks, when the
-// next entry leaves. WithPanicHandler panics if h
-// is nil.
+// next entry leaves. WithPanicHandler panics if h is nil.
 func WithPanicHandler(h func(any)) Option {
 	if h == nil {
 		panic("expiry: WithPanicHandler: nil handler")

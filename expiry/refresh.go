@@ -69,12 +69,15 @@ func newRefresher[K comparable, V any](cfg config) *refresher[K, V] {
 }
 
 // wroteLocked records that e got a new value at now: its reload is due
-// a refresh age later. The caller holds e's shard's lock.
+// a refresh age later. The caller holds e's shard's lock, which its
+// callers' lock checks cover.
 func (r *refresher[K, V]) wroteLocked(e *entry[K, V], now int64) {
 	r.states.Store(e, &refreshState{at: ticks.Add(now, r.after)})
 }
 
 // movedLocked gives ne, which takes e's place with e's value, e's state.
+// The caller holds e's shard's lock, which its callers' lock checks
+// cover.
 func (r *refresher[K, V]) movedLocked(e, ne *entry[K, V]) {
 	if st, ok := r.states.LoadAndDelete(e); ok {
 		r.states.Store(ne, st)
@@ -121,7 +124,7 @@ func (m *Map[K, V]) checkRefresh(s *shard[K, V], e *entry[K, V], now int64) {
 //
 // The reload is k's load while it runs (in s.loads). A GetOrLoad that
 // misses k meanwhile, the old value having expired, waits for it instead
-// of calling a loader too. So the reload stores its value even though the
+// of calling a loader too. The reload stores its value even though the
 // entry it started from is gone, as that GetOrLoad's own load would have.
 // If a GetOrLoad is loading k already, the reload leaves it to that load.
 func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
@@ -166,22 +169,17 @@ func (m *Map[K, V]) refreshOne(s *shard[K, V], k K, st *refreshState) {
 		return
 	}
 	c.val = v
-	h := m.hash(k)
-	now := m.now()
-	s.mu.Lock()
-	e := s.items.find(k, h)
-	live := e != nil && e.deadline.Load() > now
-	switch cur, _ := r.states.Load(e); {
-	case s.closed:
-		c.err = ErrClosed
-	case live && cur == any(st), !live && c.joined: // no write since the Get that started it; or a GetOrLoad waits
-		s.setLocked(e, k, h, v, ttl, ticks.Add(now, int64(ttl)), now)
-		r.done.Add(1)
-	case live:
-		c.val = e.val // written since: that value wins
-	}
-	kick := s.takeQueuedLocked()
-	s.mu.Unlock()
+	kick := s.access(k, m.hash(k), m.now(), func(f found[K, V]) {
+		switch cur, _ := r.states.Load(f.e); {
+		case f.s.closed:
+			c.err = ErrClosed
+		case f.live && cur == any(st), !f.live && c.joined: // no write since the Get that started it; or a GetOrLoad waits
+			f.s.setLocked(f.e, k, f.h, v, ttl, ticks.Add(f.now, int64(ttl)), f.now)
+			r.done.Add(1)
+		case f.live:
+			c.val = f.e.val // written since: that value wins
+		}
+	})
 	m.endLoad(s, k, c)
 	m.deliver(kick)
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // shard is one stripe of a Map: the entries whose keys hash to it, their
@@ -43,8 +45,8 @@ import (
 //     and unchanged. A grown table is built aside and published whole.
 //   - The deadline: a writer first freezes an entry (see freeze), swapping
 //     its deadline for writing, and stores the deadline it keeps last.
-//     Touch renews with a compare-and-swap from the deadline it read. So
-//     it fails against a frozen entry, and never renews one on its way out.
+//     Touch renews with a compare-and-swap from the deadline it read.
+//     It fails against a frozen entry, and never renews one on its way out.
 //   - The value: a value of one word or one pointer is stored in place
 //     with an atomic, between writing and the new deadline (see valMode).
 //     While an entry is in the index its deadline only moves later, but
@@ -75,7 +77,7 @@ type shard[K comparable, V any] struct {
 
 	// Written by the options alone, after the pad, so that a map without
 	// them writes the same lines as before they were added.
-	weight int64               // guarded by mu; the entries' total, with a maximum weight
+	weight uint64              // guarded by mu; the entries' total, with a maximum weight
 	age    [Capacity + 1]int64 // guarded by mu; the time in the map of the entries that left, with WithAges
 }
 
@@ -108,6 +110,44 @@ func (m *Map[K, V]) locate(k K) (*shard[K, V], uint64) {
 // hash returns k's hash under the Map's seed.
 func (m *Map[K, V]) hash(k K) uint64 { return maphash.Comparable(m.seed, k) }
 
+// found is what the access path found of a key: its shard, its hash,
+// its entry (nil if none), the time, and whether the entry is live then.
+type found[K comparable, V any] struct {
+	s    *shard[K, V]
+	h    uint64
+	e    *entry[K, V]
+	now  int64
+	live bool
+}
+
+// access is the one path of every write of a key, and of every read that
+// must see the key's entry as writers leave it. It locks k's shard, finds
+// k's entry and whether it is live at the wheel's now, and calls op with
+// what it found. Then it unlocks, even if op panics, and delivers the
+// callbacks op queued. Get, Touch and TTL read without the lock first:
+// see Locking, on shard.
+func (m *Map[K, V]) access(k K, op func(f found[K, V])) {
+	s, h := m.locate(k)
+	m.deliver(s.access(k, h, m.now(), op))
+}
+
+// access is Map.access on s, which holds k, whose hash is h, at now; it
+// reports whether op queued a callback, for the caller to deliver.
+func (s *shard[K, V]) access(k K, h uint64, now int64, op func(f found[K, V])) (kick bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.items.find(k, h)
+	op(found[K, V]{s: s, h: h, e: e, now: now, live: live(e, now)})
+	return s.takeQueuedLocked()
+}
+
+// live reports whether e, an entry or nil, is live at now. Its caller
+// holds e's shard's lock, under which a live entry's deadline only moves
+// later.
+func live[K comparable, V any](e *entry[K, V], now int64) bool {
+	return e != nil && e.deadline.Load() > now
+}
+
 // lockAll write-locks every shard, in index order (see Locking, on
 // shard); unlockAll unlocks them.
 func (m *Map[K, V]) lockAll() {
@@ -128,6 +168,7 @@ func (m *Map[K, V]) unlockAll() {
 // earlier than the entry's; any other goes in a new entry (see Locking,
 // on shard).
 func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Duration, deadline, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.setLocked")
 	if e != nil {
 		d := e.freeze()
 		if s.m.hooks && d > now {
@@ -167,7 +208,7 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 		}
 		if s.m.weigher != nil {
 			w := s.weightLocked(k, v)
-			s.fitLocked(w, nil, 0, now)
+			s.fitLocked(w, 0, nil, 0, now)
 			s.weight += w
 		}
 	}
@@ -187,10 +228,11 @@ func (s *shard[K, V]) setLocked(e *entry[K, V], k K, h uint64, v V, ttl time.Dur
 // Were a deadline moved earlier in place, a later Set could bring it
 // back to a deadline it had before, with another value. A Get that read
 // that deadline before and after the value could then pair a value with a
-// deadline that was never its own. So a Set whose deadline is earlier
+// deadline that was never its own. A Set whose deadline is earlier
 // than the entry's, and a SetTTL or Touch that moves one earlier, replace
 // the entry instead (see Locking, on shard).
 func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Duration, deadline, now int64) *entry[K, V] {
+	lockcheck.WriteHeld(&s.mu, "shard.replaceLocked")
 	ne := newEntry(e.key, v, ttl, deadline)
 	s.spliceLocked(e, ne)
 	s.moveLocked(ne, deadline, now)
@@ -206,6 +248,7 @@ func (s *shard[K, V]) replaceLocked(e *entry[K, V], h uint64, v V, ttl time.Dura
 // callback, Replaced. A value stored in place keeps d, which both values
 // belong to; any other goes in a new entry (see replaceLocked).
 func (s *shard[K, V]) updateLocked(e *entry[K, V], h uint64, v V, d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.updateLocked")
 	old := e.val
 	if s.m.hooks {
 		s.replacingLocked(e, v, d, now)
@@ -236,6 +279,7 @@ func newEntry[K comparable, V any](k K, v V, ttl time.Duration, deadline int64) 
 // it unfreezes e as it was and reports false. A later deadline is
 // recorded lazily; an earlier one replaces the entry (see replaceLocked).
 func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl time.Duration, now int64) bool {
+	lockcheck.WriteHeld(&s.mu, "shard.retimeLocked")
 	switch {
 	case d <= now:
 		e.deadline.Store(d)
@@ -254,6 +298,7 @@ func (s *shard[K, V]) retimeLocked(e *entry[K, V], h uint64, d, next int64, ttl 
 // removeLocked takes e, whose key's hash is h, out of the map and queues
 // its callback.
 func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
+	lockcheck.WriteHeld(&s.mu, "shard.removeLocked")
 	s.items.remove(e, h)
 	s.unlinkLocked(e)
 	if s.m.hooks {
@@ -266,6 +311,7 @@ func (s *shard[K, V]) removeLocked(e *entry[K, V], h uint64, why Reason) {
 // the first entry of the earliest bucket, after filing again in their own
 // buckets the entries a lazy Touch left before it.
 func (s *shard[K, V]) evictOneLocked(now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.evictOneLocked")
 	for len(s.order) > 0 {
 		b := s.order[0]
 		e := b.head
@@ -288,6 +334,7 @@ func (s *shard[K, V]) evictOneLocked(now int64) {
 // call, and forgets it: the caller, once it has unlocked, passes the
 // answer to m.deliver.
 func (s *shard[K, V]) takeQueuedLocked() bool {
+	lockcheck.WriteHeld(&s.mu, "shard.takeQueuedLocked")
 	q := s.queued
 	s.queued = false
 	return q
@@ -295,6 +342,7 @@ func (s *shard[K, V]) takeQueuedLocked() bool {
 
 // closeLocked drops the shard's entries and stops its timers.
 func (s *shard[K, V]) closeLocked() {
+	lockcheck.WriteHeld(&s.mu, "shard.closeLocked")
 	s.closed = true
 	for _, b := range s.buckets {
 		b.dead = true

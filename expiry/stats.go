@@ -9,8 +9,8 @@ type Stats struct {
 	// Entries is the number of entries now: Len. It counts entries past
 	// their deadline whose bucket has not fired yet.
 	Entries int
-	// Weight is the total weight of the entries now, with
-	// [WithMaxWeight]; 0 without.
+	// Weight is the total weight of the entries now, with [WithMaxWeight];
+	// 0 without.
 	Weight uint64
 	// Buckets is the number of buckets now, each one pending timer of the
 	// wheel (see WithGranularity).
@@ -64,7 +64,7 @@ func (m *Map[K, V]) Stats() Stats {
 		s.mu.RLock()
 		st.Entries += s.items.n
 		st.Buckets += len(s.buckets)
-		st.Weight += uint64(s.weight)
+		st.Weight += s.weight
 		st.Expired += s.left[Expired]
 		st.Deleted += s.left[Deleted]
 		st.Replaced += s.left[Replaced]

@@ -98,8 +98,8 @@ func (m *Map[K, V]) loadVal(e *entry[K, V]) V {
 }
 
 // storeValLocked stores v in e, which Gets may be reading, in place; m's
-// values must be stored so. The caller holds e's shard's lock and has
-// set e's deadline to writing.
+// values must be stored so. The caller holds e's shard's lock, which its
+// callers' lock checks cover, and has set e's deadline to writing.
 func (m *Map[K, V]) storeValLocked(e *entry[K, V], v V) {
 	p := unsafe.Pointer(&e.val)
 	switch m.vals {

@@ -1,6 +1,9 @@
 package expiry
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // verify checks every invariant of the map's structure, with every shard
 // locked: each entry is in the shard of its key, in the bucket of its
@@ -32,11 +35,14 @@ func (m *Map[K, V]) verify() error {
 	}
 	if m.weigher != nil {
 		s := &m.shards[0]
-		var w int64
+		var w uint64
+		over := false
 		for e := range s.items.all() {
-			w += int64(m.weigher(e.key, e.val))
+			var carry uint64
+			w, carry = bits.Add64(w, m.weigher(e.key, e.val), 0)
+			over = over || carry != 0
 		}
-		if len(m.shards) != 1 || w != s.weight || w > int64(m.maxWeight) {
+		if len(m.shards) != 1 || over || w != s.weight || w > m.maxWeight {
 			return fmt.Errorf("weight %d counted %d in %d shards, maximum %d", w, s.weight, len(m.shards), m.maxWeight)
 		}
 	}

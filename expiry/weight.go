@@ -3,6 +3,8 @@ package expiry
 import (
 	"errors"
 	"fmt"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // ErrTooHeavy is returned, wrapped with the weight and the bound, for a
@@ -21,18 +23,19 @@ var ErrTooHeavy = errors.New("expiry: entry heavier than the maximum weight")
 // (see the package documentation).
 //
 // weigher is called under the map's lock, for each value stored and
-// again for each value that leaves or is replaced. So it must be cheap
+// again for each value that leaves or is replaced. It must be cheap
 // and must not call the map. It must give the same weight for the same
 // key and value each time: a value whose weight changes while it is in
 // the map (a pointer to something that grows) makes the total wrong. Its K
-// and V must be those of the Map, or New panics. WithMaxWeight panics if
-// max is 0 or weigher is nil.
+// and V must be those of the Map, or New panics. A max of 0 is no bound,
+// the default, as for WithCapacity. WithMaxWeight panics if weigher is
+// nil.
 func WithMaxWeight[K comparable, V any](max uint64, weigher func(K, V) uint64) Option {
-	if max == 0 {
-		panic("expiry: WithMaxWeight: maximum weight 0 (leave the option out for no bound)")
-	}
 	if weigher == nil {
 		panic("expiry: WithMaxWeight: nil weigher")
+	}
+	if max == 0 {
+		return func(c *config) { c.maxWeight, c.weigher = 0, nil }
 	}
 	return func(c *config) { c.maxWeight, c.weigher = max, weigher }
 }
@@ -49,29 +52,32 @@ func (m *Map[K, V]) tooHeavy(k K, v V) error {
 	return nil
 }
 
-// weightLocked returns the weight of k and v as an int64, for the
-// shard's total; 0 without a weigher.
-func (s *shard[K, V]) weightLocked(k K, v V) int64 {
+// weightLocked returns the weight of k and v, for the shard's total; 0
+// without a weigher.
+func (s *shard[K, V]) weightLocked(k K, v V) uint64 {
+	lockcheck.WriteHeld(&s.mu, "shard.weightLocked")
 	if s.m.weigher == nil {
 		return 0
 	}
-	return int64(s.m.weigher(k, v))
+	return s.m.weigher(k, v)
 }
 
-// fitLocked makes room for delta more weight in a map with a maximum
-// weight, evicting the entries closest to expiry until it fits. keep, if
-// not nil, is the entry being written, frozen at deadline d: it is taken
-// out of its bucket meanwhile, so that it is not evicted, and put back
-// with its deadline still frozen.
-func (s *shard[K, V]) fitLocked(delta int64, keep *entry[K, V], d, now int64) {
-	max := int64(s.m.maxWeight)
-	if s.weight+delta <= max {
+// fitLocked makes room in a map with a maximum weight for add more
+// weight in place of gone, a part of the total leaving with it, evicting
+// the entries closest to expiry until it fits. keep, if not nil, is the
+// entry being written, frozen at deadline d: it is taken out of its
+// bucket meanwhile, so that it is not evicted, and put back with its
+// deadline still frozen. The sums are in uint64 and never overflow: the
+// total is at most the maximum, and gone is part of it.
+func (s *shard[K, V]) fitLocked(add, gone uint64, keep *entry[K, V], d, now int64) {
+	lockcheck.WriteHeld(&s.mu, "shard.fitLocked")
+	if s.fitsLocked(add, gone) {
 		return
 	}
 	if keep != nil {
 		s.unlinkLocked(keep)
 	}
-	for s.weight+delta > max && len(s.order) > 0 {
+	for !s.fitsLocked(add, gone) && len(s.order) > 0 {
 		s.evictOneLocked(now)
 	}
 	if keep != nil {
@@ -79,10 +85,18 @@ func (s *shard[K, V]) fitLocked(delta int64, keep *entry[K, V], d, now int64) {
 	}
 }
 
+// fitsLocked reports whether the total, less gone, plus add is within
+// the maximum weight.
+func (s *shard[K, V]) fitsLocked(add, gone uint64) bool {
+	lockcheck.WriteHeld(&s.mu, "shard.fitsLocked")
+	return add <= s.m.maxWeight-(s.weight-gone)
+}
+
 // reweighLocked counts, in the shard's total, e's value, frozen at d,
 // being replaced by v, after making room for the difference.
 func (s *shard[K, V]) reweighLocked(e *entry[K, V], v V, d, now int64) {
-	delta := s.weightLocked(e.key, v) - s.weightLocked(e.key, e.val)
-	s.fitLocked(delta, e, d, now)
-	s.weight += delta
+	lockcheck.WriteHeld(&s.mu, "shard.reweighLocked")
+	add, gone := s.weightLocked(e.key, v), s.weightLocked(e.key, e.val)
+	s.fitLocked(add, gone, e, d, now)
+	s.weight = s.weight - gone + add
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -123,7 +124,6 @@ func TestMaxWeightMisuse(t *testing.T) {
 		do   func()
 		want string
 	}{
-		{func() { WithMaxWeight(0, byValue) }, "expiry: WithMaxWeight: maximum weight 0 (leave the option out for no bound)"},
 		{func() { WithMaxWeight[string, int](1, nil) }, "expiry: WithMaxWeight: nil weigher"},
 		{func() { New[int, int](WithMaxWeight(1, byValue)) }, "expiry: New: WithMaxWeight weigher is func(string, int) uint64, want func(int, int) uint64"},
 	} {
@@ -135,5 +135,37 @@ func TestMaxWeightMisuse(t *testing.T) {
 			}()
 			c.do()
 		}()
+	}
+}
+
+// TestMaxWeightAtTheTop: a bound or weights near 2^64 are counted
+// without overflow. A bound of MaxUint64 was read as -1, so that every
+// Set evicted the rest; two weights of 2^62 under a bound of 2^62 added
+// up past it.
+func TestMaxWeightAtTheTop(t *testing.T) {
+	one := func(string, int) uint64 { return 1 }
+	f := newFixture(t, WithMaxWeight(math.MaxUint64, one))
+	f.set("a", 1, time.Hour)
+	f.set("b", 2, time.Hour)
+	if n, st := f.m.Len(), f.m.Stats(); n != 2 || st.Weight != 2 {
+		t.Fatalf("bound MaxUint64, two entries of 1: Len %d, Weight %d; want 2, 2", n, st.Weight)
+	}
+
+	const max = 1 << 62
+	heavy := func(string, int) uint64 { return max }
+	g := newFixture(t, WithMaxWeight(max, heavy))
+	g.set("a", 1, time.Hour)
+	g.set("b", 2, 2*time.Hour)
+	if n, st := g.m.Len(), g.m.Stats(); n != 1 || st.Weight != max {
+		t.Fatalf("bound 2^62, two entries of 2^62: Len %d, Weight %d; want 1, 2^62", n, st.Weight)
+	}
+	g.wantEvicted(evicted{"a", 1, Capacity, 0})
+
+	h := newFixture(t, WithMaxWeight(math.MaxUint64, func(_ string, v int) uint64 { return uint64(v) << 62 }))
+	h.set("a", 3, time.Hour) // 3·2^62
+	h.set("b", 1, 2*time.Hour)
+	h.set("c", 1, 3*time.Hour) // 5·2^62 would pass the bound: a goes
+	if n, st := h.m.Len(), h.m.Stats(); n != 2 || st.Weight != 2<<62 {
+		t.Fatalf("weights 3·2^62, 2^62, 2^62 under MaxUint64: Len %d, Weight %d; want 2, 2^63", n, st.Weight)
 	}
 }

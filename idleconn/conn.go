@@ -28,7 +28,7 @@ import (
 // The timer is set once, for one timeout ahead. When it fires, it reads
 // the clock and the last activity. If the connection has been idle for
 // the whole timeout, it is closed. Otherwise the timer is re-armed for the
-// time that remains, (last activity + timeout) - now. So a connection is
+// time that remains, (last activity + timeout) - now. A connection is
 // never closed before its deadline, and is closed at most one wheel tick
 // (plus the wheel's own delay) after it.
 //
@@ -56,7 +56,7 @@ import (
 // the application. A plain close(2) could: over TCP, closing a socket
 // whose peer sent bytes the application never read makes the kernel
 // answer with a RST, which discards the written data the peer has not
-// received yet. So when the underlying connection can half-close (it has
+// received yet. When the underlying connection can half-close (it has
 // a CloseWrite method, as *net.TCPConn does), the idle close is done as
 // net/http's server does it, in three steps:
 //   - The timer calls CloseWrite, which sends a FIN after the data written.
@@ -388,9 +388,9 @@ func (c *Conn) SetBusy(b bool) {
 // connection that is already closed, by Close or for idleness, returns a
 // *net.OpError matching net.ErrClosed, as net's own connections do. After
 // an idle close the error also matches ErrIdleTimeout; if the connection
-// still lingers, Close releases it at once. Close does
-// not wait for Reads and Writes in progress; they fail, as with any
-// net.Conn. The complexity is O(1).
+// still lingers, Close releases it at once. Close does not wait for Reads
+// and Writes in progress; they fail, as with any net.Conn. The complexity
+// is O(1).
 func (c *Conn) Close() error {
 	c.check("Close")
 	for {
@@ -481,7 +481,7 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 
 // keepIdleDeadline runs after a read deadline was set on the underlying
 // connection. If the idle close came in meanwhile, the caller's deadline
-// may have replaced the past one that ends Reads. So it is put back, and
+// may have replaced the past one that ends Reads. It is put back, and
 // the call fails as on a closed connection. closeIdle marks the state
 // before it sets its deadline, so one of the two sets it last.
 func (c *Conn) keepIdleDeadline(op string, err error) error {

@@ -2,13 +2,13 @@
 // uv_run: timers, sockets and posted functions, all run on the one
 // goroutine that runs the loop.
 //
-// Everything a Loop runs — timer callbacks, repeating timers, the
-// callbacks of its sockets and listeners, functions given to [Loop.Post]
-// — runs on the goroutine that called [Loop.Run] (or [Loop.RunOnce],
+// Everything a Loop runs — timer callbacks, repeating timers, the callbacks
+// of its sockets and listeners, functions given to [Loop.Post] — runs on
+// the goroutine that called [Loop.Run] (or [Loop.RunOnce],
 // [Loop.RunNoWait]), one at a time, never concurrently with each other.
 // Code that lives on the loop needs no locks for the state only the loop
-// touches: that is the point of a loop, as in Node.js,
-// libuv and libco's co_eventloop.
+// touches: that is the point of a loop, as in Node.js, libuv and libco's
+// co_eventloop.
 //
 // # Lifetime
 //
@@ -67,7 +67,7 @@
 //
 // The waiting is Go's: each socket has a goroutine blocked in Read in the
 // runtime's netpoller. It hands the loop one chunk (4 KiB at most) and
-// reads the next only once the loop has delivered it. So a busy loop
+// reads the next only once the loop has delivered it. A busy loop
 // slows its peers down instead of buffering. A goroutine writes the queue
 // while it is not empty. [Socket.SetTimeout] is Node's idle
 // timeout: one timer per socket in the loop's wheel, refreshed by traffic

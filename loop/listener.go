@@ -19,13 +19,12 @@ import (
 // does in libuv, unless it is unreferenced ([Listener.Unref]).
 //
 // Accept errors end it: a failed Accept closes the Listener, and runs
-// OnError with the error, then OnClose. [Listener.Close] closes it from
-// the loop, and runs only OnClose; OnClose runs on a later pass than the
-// event or call that closed it, once its goroutine has returned, and is
-// its last callback (until then the Listener keeps the loop alive, unless
-// unreferenced). The sockets it
-// accepted are not closed with it. [Loop.Stop] closes the net.Listener
-// and runs no callback.
+// OnError with the error, then OnClose. [Listener.Close] closes it from the
+// loop, and runs only OnClose; OnClose runs on a later pass than the event
+// or call that closed it, once its goroutine has returned, and is its last
+// callback (until then the Listener keeps the loop alive, unless
+// unreferenced). The sockets it accepted are not closed with it.
+// [Loop.Stop] closes the net.Listener and runs no callback.
 //
 // A Listener is not safe for concurrent use: its methods belong to the
 // loop goroutine, or to setting up before the loop runs, and panic if

@@ -51,7 +51,7 @@ type Loop struct {
 	// The order: mu is a leaf. Nothing is called with it held: no
 	// callback, no method of the clock, no Close, no blocking send. Post
 	// and Unref signal after they unlock, and Stop closes the handles
-	// after. So the clock's own lock (a clock.Virtual's) never nests with
+	// after. The clock's own lock (a clock.Virtual's) never nests with
 	// mu, in either order.
 	//
 	// Read without a lock, and why that is safe:
@@ -100,14 +100,16 @@ type Loop struct {
 	handles map[handle]struct{} // guarded by mu; the open sockets and listeners, which Stop closes
 }
 
-// New returns a loop configured by opts; a nil Option configures nothing.
-// It starts no goroutine: the loop runs on the goroutine that calls Run.
+// New returns a loop configured by opts. It starts no goroutine: the
+// loop runs on the goroutine that calls Run. New panics on a nil Option,
+// naming its place.
 func New(opts ...Option) *Loop {
 	cfg := defaults()
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("loop: New: option %d is nil", i))
 		}
+		o(&cfg)
 	}
 	l := new(Loop)
 	l.once.Do(func() { l.setup(cfg) })
@@ -266,15 +268,14 @@ func (l *Loop) signal() {
 	}
 }
 
-// Run runs the loop until nothing is left to do, and returns nil then:
-// no referenced timer active, no referenced socket or listener open, no
-// posted function waiting and no Ref held. It returns ErrStopped if the
-// loop is or gets stopped, once the goroutines of its sockets and
-// listeners have returned. A callback that
-// panics unwinds through Run, leaving the loop able to run again; timers
-// that were due with it and had not run yet stay due. Run panics if the
-// loop is running already: called from one of its own callbacks, or on a
-// second goroutine.
+// Run runs the loop until nothing is left to do, and returns nil then: no
+// referenced timer active, no referenced socket or listener open, no posted
+// function waiting and no Ref held. It returns ErrStopped if the loop is or
+// gets stopped, once the goroutines of its sockets and listeners have
+// returned. A callback that panics unwinds through Run, leaving the loop
+// able to run again; timers that were due with it and had not run yet stay
+// due. Run panics if the loop is running already: called from one of its
+// own callbacks, or on a second goroutine.
 func (l *Loop) Run() error {
 	l.enter("Run")
 	defer l.running.Store(false)

@@ -16,7 +16,7 @@ import (
 //
 // When f(true) returns, the chunk, end or error that made the socket
 // readable is delivered as usual (OnData, OnEnd, OnError). If the socket
-// is paused, it stays held until Resume instead. So loop code can wait
+// is paused, it stays held until Resume instead. Loop code can wait
 // for input with a timeout and decide, in f, whether to take it. A
 // Poll does not count as activity, and is independent of the idle
 // timeout. If the socket closes before either happens, f does not run
@@ -24,9 +24,10 @@ import (
 // socket does, unless it is unreferenced.
 //
 // Poll returns an error matching net.ErrClosed on a closed socket, and
-// ErrStopped on a stopped loop; f then never runs. It panics if f is nil, if a Poll of the socket is
-// pending already (one waiter a socket, as one coroutine a descriptor in
-// libco), and as Write does. The complexity is O(1).
+// ErrStopped on a stopped loop; f then never runs. It panics if f is nil,
+// if a Poll of the socket is pending already (one waiter a socket, as one
+// coroutine a descriptor in libco), and as Write does. The complexity is
+// O(1).
 func (s *Socket) Poll(d time.Duration, f func(readable bool)) error {
 	if !s.usable() {
 		s.misuse("Poll")

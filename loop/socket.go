@@ -66,14 +66,14 @@ const readSize = 4 << 10
 //     delivered are dropped; only OnClose runs.
 //
 // OnClose runs on a later pass of the loop than the event or call that
-// closed the socket, once the socket's goroutines have returned, and is
-// the last callback of the socket: none of its callbacks runs after it,
-// a pending [Socket.Poll]'s included. Until then the closed socket keeps
-// the loop alive (unless unreferenced), so a Run that returns nil leaves
-// no goroutine of the loop's sockets behind. An idle
-// timeout does not close the socket by itself: its callback decides.
-// [Loop.Stop] closes the connection of every open socket, and runs none
-// of these callbacks (a stopped loop runs nothing).
+// closed the socket, once the socket's goroutines have returned, and is the
+// last callback of the socket: none of its callbacks runs after it, a
+// pending [Socket.Poll]'s included. Until then the closed socket keeps the
+// loop alive (unless unreferenced), so a Run that returns nil leaves no
+// goroutine of the loop's sockets behind. An idle timeout does not close
+// the socket by itself: its callback decides. [Loop.Stop] closes the
+// connection of every open socket, and runs none of these callbacks (a
+// stopped loop runs nothing).
 //
 // # Concurrency, zero value and copies
 //

@@ -11,7 +11,7 @@ func (w *Wheel) drop(e *Entry) bool {
 		if _, ok := dead(raw); !ok {
 			return false
 		}
-		if e.when.CompareAndSwap(raw, ^notPending) {
+		if e.when.CompareAndSwap(raw, idleWord) {
 			e.prev, e.next = nil, nil
 			w.n--
 			return true
@@ -35,7 +35,7 @@ func (w *Wheel) Bury(e *Entry) bool {
 		}
 		w.tidied()
 		w.mine(e, "Bury")
-		if e.when.CompareAndSwap(raw, ^notPending) {
+		if e.when.CompareAndSwap(raw, idleWord) {
 			w.unlinkRemoved(e, raw)
 			return true
 		}
@@ -45,8 +45,8 @@ func (w *Wheel) Bury(e *Entry) bool {
 // BuryAll buries every entry of es that is dead (see Bury), and returns
 // how many it buried. It skips the others, and stray copies (see
 // [Entry.Stray]), which Bury would refuse with a panic. The entries, then
-// their neighbours, are loaded side by side before any is unlinked. So
-// the cache misses of entries last touched on other processors overlap. The
+// their neighbours, are loaded side by side before any is unlinked.
+// The cache misses of entries last touched on other processors overlap. The
 // complexity is O(len(es)).
 func (w *Wheel) BuryAll(es []*Entry) int {
 	var sum int64

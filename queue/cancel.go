@@ -50,16 +50,16 @@ func (w *Wheel) owns(s *Entry) bool {
 
 // remove unlinks e, a pending or dead entry, marks it not pending and
 // reports whether it was pending. A slot that e leaves empty is found
-// from its list's sentinel. So the slot e was filed in need not be known,
+// from its list's sentinel. The slot e was filed in need not be known,
 // and e's deadline may have been postponed past it.
 func (w *Wheel) remove(e *Entry) (pending bool) {
-	return w.unlinkRemoved(e, e.when.Swap(^notPending))
+	return w.unlinkRemoved(e, e.when.Swap(idleWord))
 }
 
 // unlinkRemoved unlinks e, just marked not pending, whose word was raw,
 // and reports whether it was pending (see remove).
 func (w *Wheel) unlinkRemoved(e *Entry, raw int64) (pending bool) {
-	when, pending := ^raw, raw < 0
+	when, pending := pendingAt(raw), isPending(raw)
 	emptied := e.unlink()
 	w.n--
 	if emptied != nil {

@@ -12,23 +12,82 @@ import (
 // zero Entry is a timer that is not pending.
 //
 // The links belong to the wheel's owner (see [Wheel]). Those of an entry
-// Expire fired stay the wheel's until that Expire returns. So fire may
+// Expire fired stay the wheel's until that Expire returns. Fire may
 // file the entry in another wheel, but another goroutine must wait for
 // Expire to return. The deadline is an atomic word, which Postpone, Kill
 // and Revive change from any goroutine without the owner's lock.
 type Entry struct {
-	prev, next *Entry // links in a slot or in the due list; nil when not pending, but in an entry fireDue took off lazily, until it tidies
-	// when holds the deadline tick while the entry is pending, and
-	// notPending otherwise. It is complemented (^), so that the zero Entry
-	// is not pending. The deadline is at or after the tick of the slot the
-	// entry is filed in: Postpone only moves it later. A list sentinel holds a negative code instead
-	// (slotCode, dueCode), so that a cancel that empties a slot finds
-	// which slot it was from the sentinel alone. Read it through load.
-	when atomic.Int64
+	prev, next *Entry       // links in a slot or in the due list; nil when not pending, but in an entry fireDue took off lazily, until it tidies
+	when       atomic.Int64 // the state word: see "The when word" below
 }
 
+// # The when word
+//
+// Entry.when is an entry's state, or a list sentinel's code, in one
+// int64 that Postpone, Kill and Revive change by compare-and-swap. This
+// is the one account of what it holds; code reads and writes it only
+// through the names below. Its ranges, from the lowest:
+//
+//	raw < 0                pending, due at tick ^raw      pendingWord(t), isPending, pendingAt
+//	raw == 0               not pending (the zero Entry)   idleWord
+//	0 < raw < deadBase     a list sentinel's code ^c      codeWord(c), load
+//	deadBase <= raw        dead, killed at tick           deadWord(t), isDead, dead
+//	                       raw-deadBase
+//	raw == deadBase+maxDead  dead, killed past maxDead: Revive refuses it
+//
+// A pending deadline is complemented (^t = -t-1), so that the zero Entry
+// is not pending and pending is one sign test. It is at or after the tick
+// of the slot the entry is filed in: Postpone only moves it later. A
+// sentinel's code (dueCode for the due and firing lists, slotCode less
+// the slot's number for a slot) lets a cancel that empties a slot find
+// which slot it was from the sentinel alone. A dead entry keeps the
+// deadline it had, so that Revive can tell whether a new one is no
+// earlier. The codes stay below deadBase, which a constant below checks.
+
+const (
+	notPending = -1 // what load and When return for an entry that is not pending
+	dueCode    = -2 // the code of the due and firing list sentinels
+	slotCode   = -3 // the code of the sentinel of slot i at level k is slotCode - (k*levelSlots + i)
+
+	idleWord = ^notPending // the word of an entry that is not pending: 0
+)
+
+// deadBase is the least word of a dead entry, above every code. A
+// deadline past maxDead is recorded as maxDead, which Revive refuses.
+const (
+	deadBase = 1 << 20
+	maxDead  = math.MaxInt64 - deadBase
+)
+
+// The codes of every list, the slots' and the chunks' (see ahead.go),
+// stay below deadBase: a uint constant cannot be negative, so this fails
+// to compile if they do not.
+const _ = uint(deadBase - 1 - ^(slotCode - (numLevels+ringChunks)*levelSlots))
+
+// pendingWord returns the word of an entry pending at tick t.
+func pendingWord(t int64) int64 { return ^t }
+
+// isPending reports whether raw is a pending entry's word.
+func isPending(raw int64) bool { return raw < 0 }
+
+// pendingAt returns the tick of raw, a pending entry's word.
+func pendingAt(raw int64) int64 { return ^raw }
+
+// codeWord returns the word of a list sentinel whose code is c.
+func codeWord(c int64) int64 { return ^c }
+
+// deadWord returns the word of an entry killed while pending at tick t.
+func deadWord(t int64) int64 { return deadBase + min(t, maxDead) }
+
+// isDead reports whether raw is a dead entry's word.
+func isDead(raw int64) bool { return raw >= deadBase }
+
+// dead reports whether raw is a dead entry's word, and the deadline it
+// recorded.
+func dead(raw int64) (int64, bool) { return raw - deadBase, isDead(raw) }
+
 // load returns e's deadline, notPending, or a sentinel's code. A dead
-// entry (see Kill) reads as due at the deadline it had. So the earliest
+// entry (see Kill) reads as due at the deadline it had. The earliest
 // deadline a walk learns of its slot still holds if Revive makes it
 // pending again, which it does only at that deadline or later.
 func (e *Entry) load() int64 {
@@ -36,34 +95,16 @@ func (e *Entry) load() int64 {
 	if d, ok := dead(raw); ok {
 		return d
 	}
-	return ^raw
+	return ^raw // pendingAt for a pending word; notPending, or the code, for the others
 }
-
-const (
-	notPending = -1 // when of an entry that is not pending
-	dueCode    = -2 // when of the due and firing list sentinels
-	slotCode   = -3 // when of the sentinel of slot i at level k is slotCode - (k*levelSlots + i)
-)
-
-// A dead entry's word holds deadBase plus the deadline it had when Kill
-// stopped it, above every code: raw words of deadBase and more are dead.
-// A deadline past maxDead is recorded as maxDead, which Revive refuses.
-const (
-	deadBase = 1 << 20
-	maxDead  = math.MaxInt64 - deadBase
-)
-
-// dead reports whether raw, a word of when, is a dead entry's, and the
-// deadline it recorded.
-func dead(raw int64) (int64, bool) { return raw - deadBase, raw >= deadBase }
 
 // When returns the tick the entry falls due at, or -1 if it is not
 // pending. After scheduling, a deadline at or before the wheel's current
 // tick reads as that tick. It is safe to call concurrently with the
 // wheel's methods.
 func (e *Entry) When() int64 {
-	if raw := e.when.Load(); raw < 0 {
-		return ^raw
+	if raw := e.when.Load(); isPending(raw) {
+		return pendingAt(raw)
 	}
 	return notPending
 }
@@ -71,7 +112,7 @@ func (e *Entry) When() int64 {
 // Pending reports whether the entry is scheduled and has not fired or been
 // cancelled or killed. It is safe to call concurrently with the wheel's
 // methods.
-func (e *Entry) Pending() bool { return e.when.Load() < 0 }
+func (e *Entry) Pending() bool { return isPending(e.when.Load()) }
 
 // Postpone moves the deadline of a pending entry to tick when, if that is
 // no earlier than its deadline now, and reports whether it did. It does
@@ -83,50 +124,50 @@ func (e *Entry) Pending() bool { return e.when.Load() < 0 }
 //
 // Postpone is safe to call from any goroutine, with no lock, while the
 // wheel runs. The wheel fires an entry only after claiming it with a
-// compare-and-swap on its deadline word. So Postpone either moves a timer
+// compare-and-swap on its deadline word. Postpone either moves a timer
 // that has not fired or reports that it could not.
 //
 // The downside of this choice is order and wakeups. A postponed entry
 // joins the timers of its new deadline only when its old slot comes
-// round, behind those scheduled for that deadline in the meantime. So
-// equal deadlines fire in schedule order only for entries that were not
+// round, behind those scheduled for that deadline in the meantime.
+// Equal deadlines fire in schedule order only for entries that were not
 // postponed. And Next may report a tick at which nothing is due any more
 // (the old deadline), where a driver wakes once to re-file the entry. The
 // complexity is O(1): it touches only the entry.
 func (e *Entry) Postpone(when int64) bool {
 	for {
 		raw := e.when.Load()
-		if raw >= 0 || when < ^raw {
+		if !isPending(raw) || when < pendingAt(raw) {
 			return false // not pending, killed, or earlier
 		}
-		if ^raw == when || e.when.CompareAndSwap(raw, ^when) {
+		if pendingAt(raw) == when || e.when.CompareAndSwap(raw, pendingWord(when)) {
 			return true
 		}
 	}
 }
 
-// Kill stops a pending entry without unlinking it: it marks the entry
-// dead and returns the deadline it had, and true. It returns false if the
-// entry was not pending. It is safe from any goroutine, with no lock. A
-// dead entry never fires. It stays linked, and counted in
-// Len, until the owner cancels it ([Wheel.Cancel] removes it and returns
-// false) or the wheel reaches its slot and drops it. Until then
-// [Entry.Revive] may make it pending again where it lies.
+// Kill stops a pending entry without unlinking it: it marks the entry dead
+// and returns the deadline it had, and true. It returns false if the entry
+// was not pending. It is safe from any goroutine, with no lock. A dead
+// entry never fires. It stays linked, and counted in Len, until the owner
+// cancels it ([Wheel.Cancel] removes it and returns false) or the wheel
+// reaches its slot and drops it. Until then [Entry.Revive] may make it
+// pending again where it lies.
 //
 // Kill lets a scheduler stop a timer without the lock of the queue that
 // holds it. (Go's runtime marks such a timer a zombie, for the processor
-// that owns its heap to remove.) A compare-and-swap on the
-// deadline settles its race with Expire's claim and with Postpone, so an
-// entry whose Kill returned true never fires. The complexity is O(1): it
-// touches only the entry.
+// that owns its heap to remove.) A compare-and-swap on the deadline settles
+// its race with Expire's claim and with Postpone, so an entry whose Kill
+// returned true never fires. The complexity is O(1): it touches only the
+// entry.
 func (e *Entry) Kill() (int64, bool) {
 	for {
 		raw := e.when.Load()
-		if raw >= 0 {
+		if !isPending(raw) {
 			return notPending, false
 		}
-		if e.when.CompareAndSwap(raw, deadBase+min(^raw, maxDead)) {
-			return ^raw, true
+		if e.when.CompareAndSwap(raw, deadWord(pendingAt(raw))) {
+			return pendingAt(raw), true
 		}
 	}
 }
@@ -146,7 +187,7 @@ func (e *Entry) Revive(when int64) bool {
 		if !ok || old == maxDead || when < old {
 			return false
 		}
-		if e.when.CompareAndSwap(raw, ^when) {
+		if e.when.CompareAndSwap(raw, pendingWord(when)) {
 			return true
 		}
 	}
@@ -172,7 +213,7 @@ func (e *Entry) Stray() bool { return e.prev != nil && e.prev.next != e }
 // linked reports whether e is pending, that is linked into one of the
 // wheel's lists, and panics if e is a stray copy (see Stray).
 func (e *Entry) linked() bool {
-	if e.prev == nil || e.when.Load() == ^notPending {
+	if e.prev == nil || e.when.Load() == idleWord {
 		return false // not pending; if with links, taken off lazily (see Wheel.fireDue)
 	}
 	if e.prev.next != e {
@@ -185,7 +226,7 @@ func (e *Entry) linked() bool {
 // whose when holds code.
 func (e *Entry) initList(code int64) {
 	e.prev, e.next = e, e
-	e.when.Store(^code)
+	e.when.Store(codeWord(code))
 }
 
 // empty reports whether the list whose sentinel is e holds no entries.

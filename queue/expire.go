@@ -152,7 +152,7 @@ func (w *Wheel) tidy() {
 // first entry still pending, or s, to s.
 func tidyList(s *Entry) {
 	e := s.next
-	for e != s && e.when.Load() == ^notPending {
+	for e != s && e.when.Load() == idleWord {
 		next := e.next
 		e.prev, e.next = nil, nil
 		e = next
@@ -166,7 +166,7 @@ func tidyList(s *Entry) {
 // entries taken.
 func untangle(e *Entry) {
 	s := e.prev
-	for s.when.Load() == ^notPending {
+	for s.when.Load() == idleWord {
 		s = s.prev
 	}
 	tidyList(s)
@@ -186,13 +186,13 @@ const tidyEvery = 16
 func (w *Wheel) claim(e *Entry) bool {
 	for {
 		raw := e.when.Load()
-		if _, dead := dead(raw); dead || ^raw > w.now {
+		if isDead(raw) || pendingAt(raw) > w.now {
 			w.tidy() // e is the first on the list
 			e.unlink()
 			w.place(e, e.load()) // which drops a dead entry
 			return false
 		}
-		if e.when.CompareAndSwap(raw, ^notPending) {
+		if e.when.CompareAndSwap(raw, idleWord) {
 			return true
 		}
 	}

@@ -46,7 +46,7 @@ type Queue[H comparable] interface {
 	// leaves the queue unchanged. fire must not call Expire; it may
 	// schedule, cancel and reschedule. A timer fire schedules at or before
 	// now may fire later in the same call or wait for the next one, as the
-	// implementation finds cheaper. So it may come after timers due later
+	// implementation finds cheaper. It may come after timers due later
 	// that were pending before the call. It is never lost and never fires
 	// early.
 	Expire(now int64, fire func(H)) int

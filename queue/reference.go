@@ -44,9 +44,8 @@ func (r *Reference) push(t *RefTimer, when int64) {
 	heap.Push(&r.heap, t)
 }
 
-// Cancel removes t if pending and reports whether it was. The complexity
-// is O(log n).
-// It panics if t is nil or pending in another Reference.
+// Cancel removes t if pending and reports whether it was. The complexity is
+// O(log n). It panics if t is nil or pending in another Reference.
 func (r *Reference) Cancel(t *RefTimer) bool { return r.cancel(t, "Cancel") }
 
 // cancel is Cancel; op names the method for the panics.

@@ -42,7 +42,7 @@ import (
 // A timer due at tick t goes to the level of the highest six-bit digit in
 // which t and the current tick differ. Its slot is t's digit at that
 // level. (tokio's wheel places timers the same way.) Two things follow.
-// Every timer at level k is due before every timer at level k+1. So the
+// Every timer at level k is due before every timer at level k+1. The
 // earliest timer is in the lowest occupied level's first occupied slot:
 // one TrailingZeros64 on that level's occupancy bitmap. And when the
 // current tick reaches a slot at level k > 0, its timers move down a
@@ -53,7 +53,7 @@ import (
 // A slot that a thousand timers or more were filed in is a burst: a wave
 // of connections given the same idle timeout. Cascading it at the tick its
 // first timers fall due would make a burst of a million cold timers late.
-// So Expire moves such a slot's timers ahead of time, 4,096 per call, into
+// Expire moves such a slot's timers ahead of time, 4,096 per call, into
 // per-tick lists attached to the slot (see ahead.go). Reaching the slot
 // then costs O(1) per 64 ticks. [Wheel.Ahead] says when there is such
 // work to do, and NextWake includes it. That costs a driver about one
@@ -66,7 +66,7 @@ import (
 // in which timers arrived. Cascading and moving ahead keep timers with the
 // same deadline in schedule order, for a burst as for one timer (see
 // ahead.go). Expire fires a level-0 slot only once the current tick has
-// reached it. So the wheel never fires early and, given a driver that
+// reached it. The wheel never fires early and, given a driver that
 // calls Expire at each tick NextWake returns, never late.
 //
 // [Entry.Postpone] moves a deadline later without re-filing the entry.
@@ -80,7 +80,7 @@ import (
 // The downside of this choice is Next. When level 0 is empty, the earliest
 // deadline lies inside a coarser slot, and Next walks that slot's list to
 // find it. The wheel remembers what the walk found until the last timer
-// due then leaves. So a driver that sleeps until Next never wakes with
+// due then leaves. A driver that sleeps until Next never wakes with
 // nothing due, where Linux and tokio wake at the slot's start. A driver
 // that must stay O(1) uses NextWake instead (see there).
 //
@@ -202,30 +202,29 @@ func (w *Wheel) Insert(e *Entry, when int64) {
 		panic("timewheel/queue: Insert of a nil *Entry")
 	}
 	w.ready()
-	if raw := e.when.Load(); raw != ^notPending {
-		if _, ok := dead(raw); ok {
+	if raw := e.when.Load(); raw != idleWord {
+		if isDead(raw) {
 			panic("timewheel/queue: Insert of an entry killed but still linked; Cancel it first")
 		}
-		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", ^raw))
+		panic(fmt.Sprintf("timewheel/queue: Insert of an entry already pending at tick %d", pendingAt(raw)))
 	}
 	if e.prev != nil {
 		untangle(e) // taken off another wheel's firing list lazily
 	}
 	when = max(when, w.now)
-	e.when.Store(^when)
+	e.when.Store(pendingWord(when))
 	w.n++
 	w.place(e, when)
 }
 
-// place links e, whose deadline is when, into the slot when belongs to,
-// or into the due list if it is due at the current tick, and returns
-// true. (e's deadline may be later, if Postpone moved it since when was
-// read.) A dead entry
-// (see Entry.Kill) is dropped instead, and place returns false: its
-// links are cleared, it leaves Len, and it is no longer dead, so that
+// place links e, whose deadline is when, into the slot when belongs to, or
+// into the due list if it is due at the current tick, and returns true.
+// (e's deadline may be later, if Postpone moved it since when was read.) A
+// dead entry (see Entry.Kill) is dropped instead, and place returns false:
+// its links are cleared, it leaves Len, and it is no longer dead, so that
 // Revive refuses it.
 func (w *Wheel) place(e *Entry, when int64) (placed bool) {
-	if e.when.Load() >= deadBase {
+	if isDead(e.when.Load()) {
 		if w.drop(e) {
 			return false
 		}

@@ -12,16 +12,18 @@ import (
 // which the subtest's replicas share; the subtests run in parallel. Each
 // subtest logs its Tally. Run panics if newClaimer is nil.
 //
-// The subtests: five replicas with clocks up to 4s off, their skews
-// drawn anew every 10 minutes, running "* * * * *" for a day, "0 9 * * *"
-// in New York from March to November (both daylight-saving changes),
-// "@every 10s" for a day and "@every 1500ms" for half an hour, every
-// instant exactly once in total and each replica running some; a
-// one-time job ("@at"), run once; jobs with jitter, a limit of runs and a
-// concurrency limit, every instant once; and three replicas restarted
-// together after ten minutes down, which make up every missed run once
-// (OnMissed(RunAll)), or catch up the first missed run once (the
-// default).
+// The subtests:
+//   - five replicas with clocks up to 4s off, their skews drawn anew
+//     every 10 minutes, run each instant exactly once in total, and each
+//     replica runs some. They run "* * * * *" for a day, "0 9 * * *" in
+//     New York from March to November (both daylight-saving changes),
+//     "@every 10s" for a day and "@every 1500ms" for half an hour;
+//   - a one-time job ("@at") runs once;
+//   - jobs with jitter, a limit of runs and a concurrency limit run every
+//     instant once;
+//   - three replicas restarted together after ten minutes down make up
+//     every missed run once (OnMissed(RunAll)), or catch up the first
+//     missed run once (the default).
 func Run(t *testing.T, newClaimer func(t *testing.T) cron.Claimer) {
 	if newClaimer == nil {
 		panic("claimtest: Run called with a nil newClaimer")

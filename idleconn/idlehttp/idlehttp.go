@@ -36,7 +36,7 @@ import (
 // after its last response.
 //
 // The hook finds the idleconn.Conn under wrappers that have a NetConn
-// method, as *tls.Conn has. So it works for HTTPS (srv.ServeTLS on the
+// method, as *tls.Conn has. It works for HTTPS (srv.ServeTLS on the
 // listener) too, and for HTTP/2, whose connections net/http reports
 // active while a stream is open. Connections that are not idleconn's are
 // left alone. A hijacked connection stays busy: it is the handler's from

@@ -1,6 +1,6 @@
 // Package misusetest describes what a call did, for the misuse tables of
 // timewheel's packages (misuse_test.go in each). A row names a mistake and
-// the outcome it must have, in the forms these functions return. So a
+// the outcome it must have, in the forms these functions return. A
 // regression names the case and shows both outcomes. A table's row is a
 // Case; Check and Run check them.
 package misusetest

@@ -1,8 +1,9 @@
 // Package prose measures the comments of Go source files: how long their
-// sentences are, in words. The house style (STYLE.md) asks for comment
-// sentences a reader takes in at once: a p90 of 35 words or fewer, and
-// none over 80. The test of this package holds the library to it, and
-// Sentences lets a change be checked the same way.
+// sentences are, in words. The house style asks for comment sentences a
+// reader takes in at once, as in the code held up as models (x/time/rate,
+// the runtime): a p90 of 35 words or fewer, and none over 80. The test of
+// this package holds the library to it, and Sentences lets a change be
+// checked the same way.
 package prose
 
 import (

@@ -3,7 +3,10 @@ package prose
 import (
 	"flag"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -40,40 +43,77 @@ func TestGroupSplitsSentences(t *testing.T) {
 	}
 }
 
-// budgets are the packages held to the house style's pace, by directory
-// from the repository root, and whether subdirectories count. A package
-// joins when its comments are brought to pace; run with -prose.report
-// to see where each stands.
-var budgets = []struct {
-	dir       string
-	recursive bool
-}{
-	{".", false},
-	{"loop", false},
-	{"queue", false},
-	{"clock", false},
-	{"wheelvar", false},
-	{"internal", true},
-	{"cron", false},
-	{"idleconn", false},
-	{"wheelctx", false},
-	{"idleconn/idlehttp", false},
-	{"cron/redisclaim", false},
-	{"expiry", false},
+// packageDirs returns every directory below root that holds a Go
+// package: each has a .go file that is not a test. It passes over
+// testdata and hidden directories. Other modules of the repository
+// (durable, lab, promwheel, bench, cron/redisclaim) are directories like
+// any other here: the test reads their files, it does not build them.
+func packageDirs(t *testing.T, root string) []string {
+	t.Helper()
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			if dir := filepath.Dir(path); !slices.Contains(dirs, dir) {
+				dirs = append(dirs, dir)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }
 
-// TestCommentPace holds the packages in budgets to comment sentences
-// with a p90 of 35 words or fewer, and none over 80 (STYLE.md).
+// notYet are the packages of other modules (the lab's, promwheel's) whose
+// comments are not at pace yet, by directory from the repository root:
+// TestCommentPace logs them rather than fails. A package leaves the list
+// when its comments are brought to pace; the test fails on one listed
+// that is at pace already.
+var notYet = []string{
+	"lab", "lab/cmd/timerlab", "lab/report", "lab/workload",
+	"promwheel/promdurable",
+}
+
+// TestCommentPace holds every package of the repository, cron/claimtest
+// and the other modules' included, to comment sentences with a p90 of 35
+// words or fewer, and none over 80. That is the pace of the code held up
+// as models: x/time/rate's p90 is 21 words and the runtime's 33, and
+// none of them has a sentence past about 70. Run with -prose.report to
+// see where each package stands.
 func TestCommentPace(t *testing.T) {
 	root := filepath.Join("..", "..")
-	for _, b := range budgets {
-		s, err := Dir(filepath.Join(root, b.dir), b.recursive)
+	dirs := packageDirs(t, root)
+	if len(dirs) < 30 {
+		t.Fatalf("found %d packages; the walk missed the repository", len(dirs))
+	}
+	for _, dir := range dirs {
+		s, err := Dir(dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st := Summarize(s)
-		if st.P90 > 35 || st.Longest.Words > 80 {
-			t.Errorf("%s: p90 %d words, longest %d (%s): want p90 <= 35, none over 80", b.dir, st.P90, st.Longest.Words, st.Longest.Pos)
+		if *report {
+			t.Logf("%s: %d sentences, p90 %d, longest %d (%s)", dir, len(s), st.P90, st.Longest.Words, st.Longest.Pos)
+		}
+		rel, _ := filepath.Rel(root, dir)
+		slow := st.P90 > 35 || st.Longest.Words > 80
+		switch {
+		case slow && slices.Contains(notYet, filepath.ToSlash(rel)):
+			t.Logf("%s, not at pace yet: p90 %d words, longest %d (%s)", rel, st.P90, st.Longest.Words, st.Longest.Pos)
+		case slow:
+			t.Errorf("%s: p90 %d words, longest %d (%s): want p90 <= 35, none over 80", rel, st.P90, st.Longest.Words, st.Longest.Pos)
+		case slices.Contains(notYet, filepath.ToSlash(rel)):
+			t.Errorf("%s is at pace: take it off notYet", rel)
 		}
 	}
 }
