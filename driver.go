@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/timewheel/timewheel/clock"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
@@ -46,6 +47,7 @@ func (d *driver) move(old, when, ns int64) {
 // resetLocked sets the driver for the earliest tick any shard waits for,
 // or stops it if none does. O(shards).
 func (d *driver) resetLocked() {
+	lockcheck.Held(&d.mu, "driver.resetLocked")
 	next := int64(notArmed)
 	for _, s := range d.shards {
 		next = min(next, s.armed.Load())
@@ -60,6 +62,7 @@ func (d *driver) resetLocked() {
 }
 
 func (d *driver) setLocked(when, ns int64) {
+	lockcheck.Held(&d.mu, "driver.setLocked")
 	d.armed = when
 	sleep := ticks.Until(when, ns, d.w.tick)
 	d.timer.Reset(sleep)

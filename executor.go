@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Executor runs AfterFunc callbacks. When the wheel's driver wakes, each
@@ -185,6 +187,7 @@ func orNew(c *chunk) *chunk {
 // freeLocked takes a chunk off the free list, or returns nil if it is
 // empty.
 func (p *Pool) freeLocked() *chunk {
+	lockcheck.Held(&p.mu, "Pool.freeLocked")
 	c := p.free
 	if c != nil {
 		p.free, c.next = c.next, nil
@@ -253,6 +256,7 @@ func (p *Pool) work() {
 // run, clearing them there, and returns run. A chunk it empties goes to
 // the free list.
 func (p *Pool) takeLocked(run []func(), n int) []func() {
+	lockcheck.Held(&p.mu, "Pool.takeLocked")
 	c := p.queue.head
 	taken := c.fs[c.taken:min(c.taken+n, c.n)]
 	run = append(run, taken...)

@@ -3,6 +3,7 @@ package timewheel
 import (
 	"sync/atomic"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/stripe"
 	"github.com/timewheel/timewheel/queue"
 )
@@ -133,28 +134,29 @@ func (s *shard) away() (p int, away bool) {
 // processor: tests set it to run the lock-free paths on one shard.
 var lazyStops = false
 
-// kill stops e lazily if the calling goroutine runs on another
-// processor than s's. On s's own processor it returns handled false,
-// having done nothing, and the caller takes the lock. (That is cheap
-// there: only that processor and the driver take it.) Otherwise it
-// returns handled true and whether it stopped a pending timer. One case
-// goes back to the caller, under the lock: a channel timer (chanTimer)
-// that was not pending while the engine is expiring timers. Its value
-// may be on its way.
-func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
-	p, away := s.away()
-	if !away {
-		stripe.ProcUnpin()
-		return false, false
-	}
-	old, ok := e.Kill()
-	if !ok {
-		stripe.ProcUnpin()
-		return false, !chanTimer || e.Dead() || !s.expiring.Load()
-	}
-	posted := s.inbox.ring(p).post(e, &s.dirty)
-	stripe.ProcUnpin()
-	if !posted || s.armed.Load() == old {
+// killed is what kill did.
+type killed uint8
+
+const (
+	// killLocked: nothing. The caller stops the timer under the lock: it
+	// runs on the timer's own processor (where the lock is cheap: only
+	// that processor and the driver take it), or the timer is a channel
+	// timer that was not pending while the engine was expiring timers,
+	// whose value may be on its way.
+	killLocked killed = iota
+	// killStopped: the timer was pending, and now never fires. Stop
+	// reports true.
+	killStopped
+	// killIdle: the timer was not pending, and nothing of it is on its
+	// way. Stop reports false (a channel timer's Stop still drains C).
+	killIdle
+)
+
+// kill stops e lazily if the calling goroutine runs on another processor
+// than s's (see killed). chanTimer says whether e is a channel timer's.
+func (s *shard) kill(e *queue.Entry, chanTimer bool) killed {
+	k, old, posted := s.killPinned(e, chanTimer)
+	if k == killStopped && (!posted || s.armed.Load() == old) {
 		// A full or busy ring, or the timer the driver is set for: bury
 		// it now and, if it was the one, move the driver's wake.
 		s.mu.Lock()
@@ -169,7 +171,26 @@ func (s *shard) kill(e *queue.Entry, chanTimer bool) (stopped, handled bool) {
 		s.settleLocked()
 		s.mu.Unlock()
 	}
-	return true, true
+	return k
+}
+
+// killPinned is kill's part pinned to the processor: it kills e and posts
+// it to the processor's ring, and returns e's deadline before the kill
+// and whether the ring took it.
+func (s *shard) killPinned(e *queue.Entry, chanTimer bool) (k killed, old int64, posted bool) {
+	p, away := s.away()
+	defer stripe.ProcUnpin()
+	if !away {
+		return killLocked, 0, false
+	}
+	old, ok := e.Kill()
+	if !ok {
+		if chanTimer && !e.Dead() && s.expiring.Load() {
+			return killLocked, 0, false
+		}
+		return killIdle, 0, false
+	}
+	return killStopped, old, s.inbox.ring(p).post(e, &s.dirty)
 }
 
 // revive makes e, killed by a Stop, pending again at tick when, where it
@@ -189,6 +210,7 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 // lock-free Stops. Looking at the rings would load lines written on every
 // one.
 func (s *shard) drainLocked() {
+	lockcheck.Held(&s.mu, "shard.drainLocked")
 	if s.dirty.Load() {
 		s.dirty.Store(false)
 		s.drainAllLocked()
@@ -203,6 +225,7 @@ const drainAt = ringSize / 4
 
 // drainAllLocked buries the entries of every ring of the inbox.
 func (s *shard) drainAllLocked() {
+	lockcheck.Held(&s.mu, "shard.drainAllLocked")
 	buried := false
 	for i := range s.inbox.rings {
 		if r := s.inbox.rings[i].Load(); r != nil && s.drainRingLocked(r) {
@@ -217,6 +240,7 @@ func (s *shard) drainAllLocked() {
 // emptiedLocked withdraws the shard's wake if burying left nothing
 // pending: an idle wheel never wakes.
 func (s *shard) emptiedLocked() {
+	lockcheck.Held(&s.mu, "shard.emptiedLocked")
 	if s.q.Len() == 0 {
 		s.disarmLocked()
 	}
@@ -227,6 +251,7 @@ func (s *shard) emptiedLocked() {
 // skipped, and the Timer it was copied from stays pending. It reports
 // whether r held any entry.
 func (s *shard) drainRingLocked(r *ring) bool {
+	lockcheck.Held(&s.mu, "shard.drainRingLocked")
 	h, t := r.head.Load(), r.tail.Load()
 	if h == t {
 		return false
@@ -247,6 +272,7 @@ func (s *shard) drainRingLocked(r *ring) bool {
 // it if nothing is pending, unless the driver has claimed the shard for
 // a fire, which sets the wake itself when it ends.
 func (s *shard) settleLocked() {
+	lockcheck.Held(&s.mu, "shard.settleLocked")
 	if s.armed.Load() != notArmed {
 		s.rearmLocked(s.w.since())
 	}

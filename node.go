@@ -6,6 +6,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/ticks"
 )
 
@@ -80,6 +81,7 @@ func (n *node) shard() *shard { return (*shard)(n.t.p) }
 // shard.scheduleLocked) and, if it holds its channel strongly, lists it
 // for promotion.
 func (n *node) scheduleLocked(when, ns int64) {
+	lockcheck.Held(&n.shard().mu, "node.scheduleLocked")
 	s := n.shard()
 	s.scheduleLocked(&n.t.e, when, ns)
 	if n.t.C != nil && !n.young {
@@ -105,6 +107,7 @@ func (n *node) special() weak.Pointer[byte] {
 // from now on it holds its channel only through it. A node stopped
 // since is promoted all the same: its special is made.
 func (n *node) commitLocked(ch weak.Pointer[byte]) {
+	lockcheck.Held(&n.shard().mu, "node.commitLocked")
 	n.young = false
 	if n.t.C == nil {
 		return // promoted already
@@ -151,6 +154,7 @@ func (n *node) holds(c <-chan time.Time) bool {
 // first grid point after ns, the driver's clock reading. So a late driver
 // skips ticks instead of bunching them.
 func (n *node) expireLocked(ns int64, sent time.Time) {
+	lockcheck.Held(&n.shard().mu, "node.expireLocked")
 	c := n.channel()
 	if c == nil {
 		n.shard().collected++
@@ -173,7 +177,9 @@ func (n *node) expireLocked(ns int64, sent time.Time) {
 // is the channel of the Timer or Ticker stopped.
 func (n *node) stop(held <-chan time.Time) bool {
 	s := n.shard()
-	if stopped, handled := s.kill(&n.t.e, true); handled && n.holds(held) {
+	k := s.kill(&n.t.e, true)
+	if k != killLocked && n.holds(held) {
+		stopped := k == killStopped
 		// From another processor, with no value on its way (see
 		// inbox.go). The caller holds the channel, so it is drained
 		// without the lock: a ticker's may hold a tick, a timer's its
@@ -183,13 +189,16 @@ func (n *node) stop(held <-chan time.Time) bool {
 		}
 		return stopped
 	}
+	// Under the lock: on the timer's own processor, with a value maybe on
+	// its way, or for a Timer whose C its owner set to another channel
+	// (which kill may have stopped already).
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending := s.cancelLocked(&n.t.e)
 	if pending {
 		s.stopped++
 	}
-	if c := n.channel(); c != nil && drain(c) {
+	if c := n.channel(); c != nil && drain(c) || k == killStopped {
 		pending = true
 	}
 	return pending
@@ -230,6 +239,7 @@ func (n *node) reset(d time.Duration) bool {
 // startGridLocked starts a ticker's grid at clock reading ns: the first
 // tick is one period later.
 func (n *node) startGridLocked(ns int64) {
+	lockcheck.Held(&n.shard().mu, "node.startGridLocked")
 	n.next = ticks.Add(ns, n.period)
 	n.scheduleLocked(ticks.Ceil(n.next, n.shard().w.tick), ns)
 }

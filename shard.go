@@ -8,6 +8,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/queue"
 )
 
@@ -181,6 +182,7 @@ func (s *shard) postpone(e *queue.Entry, when int64) bool {
 // timer due. It does too if e made a slot big enough to be moved down
 // ahead of time (see queue.Wheel.Ahead).
 func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
+	lockcheck.Held(&s.mu, "shard.scheduleLocked")
 	s.q.Insert(e, when)
 	when = e.When()
 	if ahead, _ := s.q.Ahead(); ahead < when {
@@ -196,6 +198,7 @@ func (s *shard) scheduleLocked(e *queue.Entry, when, ns int64) {
 // driver to wake it for, it asks for the next one instead. So the driver
 // never wakes for nothing.
 func (s *shard) cancelLocked(e *queue.Entry) bool {
+	lockcheck.Held(&s.mu, "shard.cancelLocked")
 	when := e.When()
 	if !s.q.Cancel(e) {
 		return false
@@ -214,6 +217,7 @@ func (s *shard) cancelLocked(e *queue.Entry) bool {
 // answers in O(1), at the cost of some wakes with nothing due: Wheel's
 // doc lists them.
 func (s *shard) rearmLocked(ns int64) {
+	lockcheck.Held(&s.mu, "shard.rearmLocked")
 	next, ok := s.q.NextWake()
 	if !ok {
 		s.disarmLocked()
@@ -228,11 +232,13 @@ func (s *shard) rearmLocked(ns int64) {
 // is a clock reading no later than now, from which the driver's sleep is
 // computed. An earlier reading only makes it wake later, never early.
 func (s *shard) armLocked(when, ns int64) {
+	lockcheck.Held(&s.mu, "shard.armLocked")
 	s.w.driver.move(s.armed.Swap(when), when, ns)
 }
 
 // disarmLocked withdraws the shard's wake.
 func (s *shard) disarmLocked() {
+	lockcheck.Held(&s.mu, "shard.disarmLocked")
 	if old := s.armed.Swap(notArmed); old != notArmed {
 		s.w.driver.move(old, notArmed, 0)
 	}
@@ -345,6 +351,7 @@ var (
 // expireLocked handles one timer the engine has expired at clock reading
 // ns (nanoseconds since the epoch).
 func (s *shard) expireLocked(e *queue.Entry, ns int64, sent time.Time) {
+	lockcheck.Held(&s.mu, "shard.expireLocked")
 	t := (*Timer)(unsafe.Pointer(e)) // e is the first field of a Timer
 	if t.f != nil {
 		if p := s.w.pool; p != nil {
@@ -377,6 +384,7 @@ func (s *shard) takeSpare(p *Pool) *chunk {
 // and keeps the nursery's pending nodes as the next survivors (see node).
 // O(youngBatch).
 func (s *shard) ageLocked() {
+	lockcheck.Held(&s.mu, "shard.ageLocked")
 	for i, n := range s.survivors {
 		if n.t.e.Pending() {
 			s.promoting = append(s.promoting, n) // still young: not listed again meanwhile
@@ -403,6 +411,7 @@ func (s *shard) ageLocked() {
 // each node holds its channel strongly, so the channel cannot be
 // collected under it. O(nodes).
 func (s *shard) promoteLocked() {
+	lockcheck.Held(&s.mu, "shard.promoteLocked")
 	var buf [2 * youngBatch]weak.Pointer[byte]
 	for len(s.promoting) > 0 {
 		batch := s.promoting

@@ -3,6 +3,8 @@ package timewheel
 import (
 	"math/bits"
 	"time"
+
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // Stats is what a wheel has done since New, summed over its shards, and
@@ -191,6 +193,7 @@ func (w *Wheel) Stats() Stats {
 // histogram; the engine expired it at its current tick. The bucket is
 // kept from one fire to the next: the timers of one tick share it.
 func (s *shard) firedLocked(ns int64) {
+	lockcheck.Held(&s.mu, "shard.firedLocked")
 	c := &s.late
 	if at := s.q.Now(); ns != c.ns || at != c.at {
 		c.ns, c.at = ns, at

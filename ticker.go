@@ -1,7 +1,6 @@
 package timewheel
 
 import (
-	"runtime"
 	"time"
 	"unsafe"
 )
@@ -78,7 +77,7 @@ func (tk *Ticker) Stop() {
 		return
 	}
 	n.stop(tk.C)
-	runtime.KeepAlive(tk) // and so C: see keepAlive
+	keepAlive(tk)
 }
 
 // Reset stops the ticker and resets its period to d: the next tick arrives
@@ -108,5 +107,5 @@ func (tk *Ticker) Reset(d time.Duration) {
 		n.startGridLocked(ns)
 	}
 	s.unlockAndPromote()
-	runtime.KeepAlive(tk) // C stays alive, so the grid is not cancelled under the call (see keepAlive)
+	keepAlive(tk) // so the grid is not cancelled under the call
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/ticks"
 	"github.com/timewheel/timewheel/internal/wheelhook"
 	"github.com/timewheel/timewheel/queue"
@@ -82,9 +83,10 @@ func (t *Timer) chanNode(op string) *node {
 	return n
 }
 
-// stray panics if t, an AfterFunc Timer, is a copy of one that was
+// strayLocked panics if t, an AfterFunc Timer, is a copy of one that was
 // pending when copied (see queue.Entry.Stray); mu of its shard is held.
 func (t *Timer) strayLocked(op string) {
+	lockcheck.Held(&t.afterFuncShard().mu, "Timer.strayLocked")
 	if t.e.Stray() {
 		panic("timewheel: " + op + " called on a copy of a Timer; call it on the *Timer AfterFunc returned")
 	}
@@ -195,15 +197,15 @@ func (w *Wheel) Sleep(d time.Duration) {
 func (t *Timer) Stop() bool {
 	if t.f == nil {
 		stopped := t.chanNode("Stop").stop(t.C)
-		runtime.KeepAlive(t) // and so C: see keepAlive
+		keepAlive(t)
 		return stopped
 	}
 	if !t.e.Pending() {
 		return false // fired or stopped: no lock needed to say so
 	}
 	s := t.afterFuncShard()
-	if stopped, handled := s.kill(&t.e, false); handled {
-		return stopped // from another processor: no lock (see inbox.go)
+	if k := s.kill(&t.e, false); k != killLocked {
+		return k == killStopped // from another processor: no lock (see inbox.go)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -234,7 +236,7 @@ func (t *Timer) Stop() bool {
 func (t *Timer) Reset(d time.Duration) bool {
 	if t.f == nil {
 		active := t.chanNode("Reset").reset(d)
-		runtime.KeepAlive(t) // and so C: see keepAlive
+		keepAlive(t)
 		return active
 	}
 	s := t.afterFuncShard()
@@ -256,13 +258,14 @@ func (t *Timer) Reset(d time.Duration) bool {
 	return pending
 }
 
-// keepAlive: a channel Timer's node holds C weakly once promoted, and a
-// cleanup cancels the timer once C is collected (see node). A Stop or
-// Reset in progress keeps the Timer, and so C, alive to its end with
-// runtime.KeepAlive: else, the Timer being dead to the compiler after its
-// last use of t, a collection during the call could cancel the timer
-// under it and the call report false for a timer that was pending
-// (TestStopRacesPromotion did, about one run in ten).
+// keepAlive keeps the Timer or Ticker p, and so its channel C, alive
+// to the end of the Stop or Reset that calls it last. A channel timer's
+// node holds C weakly once promoted, and a cleanup cancels the timer once
+// C is collected (see node). Without it, the Timer being dead to the
+// compiler after its last use, a collection during the call could cancel
+// the timer under it and the call report false for a timer that was
+// pending (TestStopRacesPromotion did, about one run in ten).
+func keepAlive(p any) { runtime.KeepAlive(p) }
 
 // drain takes a buffered value from c, if any, and reports whether it did.
 func drain(c <-chan time.Time) bool {

@@ -10,8 +10,8 @@ import (
 )
 
 // checkedDirs are the packages whose …Locked functions must check their
-// lock. The root package's are its own affair.
-var checkedDirs = []string{"clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "internal/*"}
+// lock: every package of the root module that has any.
+var checkedDirs = []string{".", "clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "internal/*"}
 
 // TestEveryLockedFunctionChecks: every function named …Locked in
 // checkedDirs starts with a lock check, or its doc says that its
