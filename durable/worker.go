@@ -900,8 +900,12 @@ func (w *worker) pause(d time.Duration) bool {
 // jobs that came due while Redis was down, their leases confirmed.
 func (w *worker) renew() {
 	w.mu.Lock()
+	ttl := w.ttl
+	if w.stopping {
+		ttl = 0 // close took it off the live workers
+	}
 	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
-	args = append(args, w.q.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, w.ttl.Microseconds())
+	args = append(args, w.q.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
