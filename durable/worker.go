@@ -28,6 +28,9 @@ const (
 	// urgent is how soon before its due time a job no worker holds makes a
 	// worker with a free handler claim, whatever else it waits for.
 	urgent = 20 * time.Millisecond
+	// forwardEvery bounds how often a full worker passes notices on to
+	// every worker: one says "claim what is due" for all since.
+	forwardEvery = 10 * time.Millisecond
 )
 
 // A worker leases a Queue's jobs ahead of their due times and runs them.
@@ -86,6 +89,7 @@ type worker struct {
 	down      bool                // the last call to Redis failed: held jobs wait for the next that succeeds
 	fails     int                 // claims in a row that failed
 	wheelGone bool                // the wheel was found closed, and it was reported
+	forwarded time.Time           // when a notice was last passed on to every worker
 }
 
 // A clockMap maps Redis's clock onto the wheel's: server µs read by the
@@ -722,8 +726,8 @@ func (w *worker) message(mine bool, p string) {
 }
 
 // notice notes a job no worker holds, due at us (-1: now), and claims as
-// planLocked says. A worker with no free handler passes on a notice sent to it
-// alone to every worker.
+// planLocked says. A worker with no free handler passes on a notice sent
+// to it alone to every worker, one each forwardEvery at most.
 func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
 	if us < 0 && w.clk.ok {
@@ -737,9 +741,15 @@ func (w *worker) notice(us int64, forward bool) {
 	}
 	w.more = true
 	full := w.busy >= w.q.cfg.concurrency
+	now := w.wheel.Now()
+	if full && forward && now.Sub(w.forwarded) >= forwardEvery {
+		w.forwarded = now
+	} else {
+		forward = false
+	}
 	w.planLocked()
 	w.mu.Unlock()
-	if full && forward {
+	if forward {
 		w.call("publish", 1, func(ctx context.Context) error {
 			return w.q.rdb.Publish(ctx, w.q.k.ev, "n"+strconv.FormatInt(us, 10)).Err()
 		})
