@@ -322,3 +322,41 @@ func TestPausedBacklogDoesNotBlock(t *testing.T) {
 		t.Errorf("%d jobs of a parked, want 200", n)
 	}
 }
+
+// A job due at once is announced to one live worker, not to every
+// replica: 200 of them, one every 5 ms, cost about a claim each across
+// three replicas, not three.
+func TestNoticeGoesToOneWorker(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	var qs []*durable.Queue
+	for i := range 3 {
+		qs = append(qs, newQueue(t, rdb, durable.WithWorkerID(fmt.Sprint("w", i)), durable.WithHandler("k", r.handler)))
+	}
+	admin := newQueue(t, rdb, durable.WithKinds("k"))
+	waitFor(t, 10*time.Second, "three live workers", func() bool { return rdb.ZCard(context.Background(), "{durable}:workers").Val() == 3 })
+	var claims0 uint64
+	for _, q := range qs {
+		claims0 += q.Stats().Claims
+	}
+	const n = 200
+	for i := range n {
+		if ok, err := admin.ScheduleAfter(context.Background(), fmt.Sprint("job-", i), "k", 0, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, 10*time.Second, "every job run", func() bool { return r.total() == n })
+	var claims uint64
+	var per []uint64
+	for _, q := range qs {
+		st := q.Stats()
+		claims += st.Claims
+		per = append(per, st.Claimed)
+	}
+	claims -= claims0
+	t.Logf("%d claims for %d jobs due at once; jobs per replica %v", claims, n, per)
+	if claims > n*3/2 {
+		t.Errorf("%d claims for %d jobs; want about one a job, not one a replica", claims, n)
+	}
+}
