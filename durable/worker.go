@@ -26,7 +26,7 @@ const (
 	// taken back before it starts it.
 	takeBackMargin = 100 * time.Millisecond
 	// urgent is how soon before its due time a job no worker holds makes a
-	// worker with a free handler claim, whatever else it waits for.
+	// worker with room for it claim, whatever else it waits for.
 	urgent = 20 * time.Millisecond
 	// forwardEvery bounds how often a full worker passes notices on to
 	// every worker: one says "claim what is due" for all since.
@@ -779,7 +779,7 @@ func (w *worker) message(mine bool, p string) {
 }
 
 // notice notes a job no worker holds, due at us (-1: now), and claims as
-// planLocked says. A worker with no free handler passes on a notice sent
+// planLocked says. A worker with no room passes on a notice sent
 // to it alone to every worker, one each forwardEvery at most.
 func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
