@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +27,7 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
-var screenshot = flag.String("screenshot", "", "also write the dashboard's screenshot (PNG) to this file, e.g. ../../../docs/durable-dashboard.png")
+var screenshots = flag.String("screenshots", "", "also write the dashboard's screenshots to this directory (PNG): durable-dashboard.png, the dead jobs, and durable-dashboard-overview.png; docs/'s are made with -screenshots ../../../docs")
 
 // chromium returns the path of the machine's chromium, or skips the test
 // (fails it where CI is set: there the browser test must run).
@@ -192,6 +193,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	overview := run(t, ctx, chromedp.Text(chromedp.CSS(`main`)))
+	keep(t, "durable-dashboard-overview.png", run(t, ctx, chromedp.FullScreenshot(100)))
 	for _, want := range []string{"orders", "emails", "5\ndead", "2\nrunning", "3\ndue, not yet claimed"} {
 		if !strings.Contains(overview, want) {
 			t.Errorf("overview: no %q in\n%s", want, overview)
@@ -213,17 +215,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if scripts != 0 || images != 0 || dialogs.Load() != 0 {
 		t.Errorf("the hostile job became markup: %d scripts, %d images, %d dialogs", scripts, images, dialogs.Load())
 	}
-	shot := run(t, ctx, chromedp.FullScreenshot(100))
-	img, err := png.Decode(bytes.NewReader(shot))
-	if err != nil || img.Bounds().Dx() < 1000 || img.Bounds().Dy() < 500 {
-		t.Fatalf("screenshot: %v, %v", img.Bounds(), err)
-	}
-	if *screenshot != "" {
-		if err := os.WriteFile(*screenshot, shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s (%v)", *screenshot, img.Bounds().Size())
-	}
+	keep(t, "durable-dashboard.png", run(t, ctx, chromedp.FullScreenshot(100)))
 
 	// Click Retry on charge-1042, its bug fixed: it runs once more and
 	// leaves the store; the page says so.
@@ -284,6 +276,27 @@ func TestDashboardInBrowser(t *testing.T) {
 	if in, ok, err := s.orders.Lookup(context.Background(), "charge-1043"); err != nil || !ok || in.State != durable.Dead {
 		t.Errorf("charge-1043 after the forged form: %+v, %v, %v; want it dead", in, ok, err)
 	}
+}
+
+// keep checks that shot is a PNG of a page's size, and writes it to
+// -screenshots/name if the flag is set.
+func keep(t *testing.T, name string, shot []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if size := img.Bounds().Size(); size.X < 1000 || size.Y < 400 {
+		t.Fatalf("screenshot %s: %v, not a page's size", name, size)
+	}
+	if *screenshots == "" {
+		return
+	}
+	path := filepath.Join(*screenshots, name)
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%v)", path, img.Bounds().Size())
 }
 
 // run runs a, failing the test on an error.
