@@ -300,4 +300,76 @@ func TestInspectBadInput(t *testing.T) {
 }
 
 func second[A, B any](_ A, _ B, err error) error { return err }
-func second1[A any](_ A, err error) error     { return err }
+func second1[A any](_ A, err error) error        { return err }
+
+// Jobs a paused kind parked are pending and due: Counts counts them, and
+// List gives them after the jobs in :due, kind by kind, a cursor
+// crossing from one set to the next.
+func TestListParked(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	q := newQueue(t, rdb, durable.WithName("parked"), durable.WithHandler("a", r.handler),
+		durable.WithHandler("b", r.handler), durable.WithHandler("c", r.handler))
+	ctx := context.Background()
+	for _, k := range []string{"b", "a"} {
+		if err := q.Pause(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	q.Schedule(ctx, "a-2", "a", now.Add(-time.Second), nil)
+	q.Schedule(ctx, "a-1", "a", now.Add(-2*time.Second), nil)
+	q.Schedule(ctx, "b-1", "b", now.Add(-3*time.Second), nil)
+	q.Schedule(ctx, "c-later", "c", now.Add(time.Hour), nil)
+	want := []string{"c-later", "a-1", "a-2", "b-1"}
+	waitFor(t, 10*time.Second, "the paused kinds' jobs parked", func() bool {
+		ids, _ := listAll(t, q, durable.Pending, 1)
+		return slices.Equal(ids, want)
+	})
+	for _, limit := range []int{2, 3, 100} {
+		if ids, _ := listAll(t, q, durable.Pending, limit); !slices.Equal(ids, want) {
+			t.Errorf("List pending, %d a page = %v; want %v", limit, ids, want)
+		}
+	}
+	if ids, _ := listAll(t, q, durable.Running, 1); len(ids) != 0 {
+		t.Errorf("List running = %v; want none", ids)
+	}
+	c := counts(t, q)
+	if c.Pending != 4 || c.Due != 3 || c.Running != 0 || c.Lateness < 3*time.Second || c.Lateness > time.Minute {
+		t.Errorf("Counts = %+v; want 4 pending, 3 due, 3 s late", c)
+	}
+	if err := q.Resume(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a-1 and a-2 run", func() bool { return r.count("a-1") == 1 && r.count("a-2") == 1 })
+	if ids, _ := listAll(t, q, durable.Pending, 1); !slices.Equal(ids, []string{"c-later", "b-1"}) {
+		t.Errorf("List pending after Resume(a) = %v", ids)
+	}
+	if r.count("b-1") != 0 {
+		t.Error("b-1 ran while its kind was paused")
+	}
+}
+
+// A job a worker leased ahead of its due time is pending, not running,
+// until its handler starts.
+func TestLeasedAheadIsPending(t *testing.T) {
+	q, _, release := deadQueue(t, "ahead")
+	ctx := context.Background()
+	q.ScheduleAfter(ctx, "soon", "block", 1500*time.Millisecond, nil)
+	waitFor(t, 5*time.Second, "soon leased ahead", func() bool {
+		in, ok, _ := q.Lookup(ctx, "soon")
+		return ok && in.Worker != "" && in.State == durable.Pending
+	})
+	if c := counts(t, q); c.Running != 0 || c.Pending != 1 || c.Due != 0 {
+		t.Errorf("Counts with soon leased ahead = %+v; want 1 pending, none due or running", c)
+	}
+	if _, infos := listAll(t, q, durable.Pending, 10); len(infos) != 1 || infos[0].Worker == "" {
+		t.Errorf("List pending = %+v; want soon, with its worker", infos)
+	}
+	waitFor(t, 5*time.Second, "soon running", func() bool { return counts(t, q).Running == 1 })
+	if ids, _ := listAll(t, q, durable.Running, 10); !slices.Equal(ids, []string{"soon"}) {
+		t.Errorf("List running = %v; want soon", ids)
+	}
+	release()
+	waitFor(t, 5*time.Second, "soon done", func() bool { c := counts(t, q); return c.Running == 0 && c.Pending == 0 })
+}

@@ -232,7 +232,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		c := card{Name: q.Name(), Stats: q.Stats()}
 		var err error
 		if c.Counts, err = q.Counts(ctx); err == nil {
-			c.Paused, err = steer(q).Paused(ctx)
+			c.Paused, err = q.Paused(ctx)
 		}
 		if err != nil {
 			v.Err, status = err.Error(), http.StatusBadGateway
@@ -316,11 +316,11 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 			n = 1
 		}
 	case "pause":
-		if err = steer(q).Pause(ctx, kind); err == nil {
+		if err = q.Pause(ctx, kind); err == nil {
 			n = 1
 		}
 	case "resume":
-		if err = steer(q).Resume(ctx, kind); err == nil {
+		if err = q.Resume(ctx, kind); err == nil {
 			n = 1
 		}
 	default:
@@ -424,24 +424,4 @@ func short(n int, s string) string {
 		i++
 	}
 	return s
-}
-
-// TEMPORARY until i35core lands Pause.
-type steerer interface {
-	Pause(context.Context, string) error
-	Resume(context.Context, string) error
-	Paused(context.Context) ([]string, error)
-}
-
-type noSteer struct{}
-
-func (noSteer) Pause(context.Context, string) error      { return errors.New("no Pause yet") }
-func (noSteer) Resume(context.Context, string) error     { return errors.New("no Resume yet") }
-func (noSteer) Paused(context.Context) ([]string, error) { return nil, nil }
-
-func steer(q *durable.Queue) steerer {
-	if s, ok := any(q).(steerer); ok {
-		return s
-	}
-	return noSteer{}
 }

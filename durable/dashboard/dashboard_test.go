@@ -382,3 +382,39 @@ func TestNewPanics(t *testing.T) {
 		}()
 	}
 }
+
+// Pause and resume from the page: the whole queue, then a kind; the
+// overview shows them paused.
+func TestPauseResume(t *testing.T) {
+	f := newFixture(t, dashboard.Options{Actions: true})
+	ctx := context.Background()
+	for _, form := range []url.Values{
+		{"q": {"q"}, "action": {"pause"}},
+		{"q": {"q"}, "action": {"pause"}, "kind": {"mail"}},
+	} {
+		resp, body := f.post(t, form, sameOrigin...)
+		if resp.StatusCode != 303 {
+			t.Fatalf("POST %v: %d %q", form, resp.StatusCode, body)
+		}
+	}
+	if p, _ := f.q.Paused(ctx); len(p) != 2 || p[0] != "" || p[1] != "mail" {
+		t.Fatalf("Paused = %q; want the queue and mail", p)
+	}
+	_, body := f.get(t, "q=q&done=pause&n=1&kind=mail")
+	for _, want := range []string{`<span class="badge paused">paused</span>`, "Paused kind &#34;mail&#34;.", "kind <code>mail</code>", "Resume the queue"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page while paused: no %q", want)
+		}
+	}
+	for _, form := range []url.Values{
+		{"q": {"q"}, "action": {"resume"}},
+		{"q": {"q"}, "action": {"resume"}, "kind": {"mail"}},
+	} {
+		if resp, body := f.post(t, form, sameOrigin...); resp.StatusCode != 303 {
+			t.Fatalf("POST %v: %d %q", form, resp.StatusCode, body)
+		}
+	}
+	if p, _ := f.q.Paused(ctx); len(p) != 0 {
+		t.Errorf("Paused after the resumes = %q", p)
+	}
+}

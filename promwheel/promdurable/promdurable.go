@@ -155,7 +155,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
 		return
 	}
-	paused, err := pausedKinds(ctx, c.q)
+	paused, err := c.q.Paused(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.paused, err)
 		return
@@ -171,14 +171,4 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, k := range paused {
 		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, 1, k)
 	}
-}
-
-// TEMPORARY until i35core lands Pause.
-func pausedKinds(ctx context.Context, q *durable.Queue) ([]string, error) {
-	if p, ok := any(q).(interface {
-		Paused(context.Context) ([]string, error)
-	}); ok {
-		return p.Paused(ctx)
-	}
-	return nil, nil
 }

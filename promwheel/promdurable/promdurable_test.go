@@ -95,6 +95,9 @@ func gathered(t *testing.T, reg *prometheus.Registry, name, le string) float64 {
 					match = true
 				}
 			}
+			if match && m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
 			if match {
 				return m.GetCounter().GetValue()
 			}
@@ -173,6 +176,10 @@ timewheel_durable_due_jobs{queue="orders"} 2
 				t.Errorf("timewheel_durable_oldest_due_seconds = %v; want about 3", v)
 			}
 		}
+	}
+	q.Pause(ctx, "k")
+	if got := gathered(t, reg, "timewheel_durable_paused", ""); got != 1 {
+		t.Errorf(`timewheel_durable_paused{kind="k"} = %v; want 1`, got)
 	}
 	// Redis gone: the scrape fails with the error.
 	srv.Stop()

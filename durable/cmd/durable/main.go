@@ -188,7 +188,7 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	paused, err := steer(c.q).Paused(ctx)
+	paused, err := c.q.Paused(ctx)
 	if err != nil {
 		return err
 	}
@@ -396,13 +396,13 @@ func (c *cli) pause(ctx context.Context, pause bool, args []string) error {
 		what = "kind " + clean(kind)
 	}
 	if pause {
-		if err := steer(c.q).Pause(ctx, kind); err != nil {
+		if err := c.q.Pause(ctx, kind); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.out, "paused %s\n", what)
 		return nil
 	}
-	if err := steer(c.q).Resume(ctx, kind); err != nil {
+	if err := c.q.Resume(ctx, kind); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.out, "resumed %s\n", what)
@@ -435,24 +435,4 @@ func clean(s string) string {
 		return strconv.Quote(s)
 	}
 	return s
-}
-
-// TEMPORARY until i35core lands Pause.
-type steerer interface {
-	Pause(context.Context, string) error
-	Resume(context.Context, string) error
-	Paused(context.Context) ([]string, error)
-}
-
-type noSteer struct{}
-
-func (noSteer) Pause(context.Context, string) error      { return errors.New("no Pause yet") }
-func (noSteer) Resume(context.Context, string) error     { return errors.New("no Resume yet") }
-func (noSteer) Paused(context.Context) ([]string, error) { return nil, nil }
-
-func steer(q *durable.Queue) steerer {
-	if s, ok := any(q).(steerer); ok {
-		return s
-	}
-	return noSteer{}
 }

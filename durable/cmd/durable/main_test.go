@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,27 @@ func TestCommands(t *testing.T) {
 	}
 	if out = must(t, srv.Addr, "delete", "-all"); out != "deleted 4 dead jobs\n" {
 		t.Errorf("delete -all: %q", out)
+	}
+
+	// pause and resume, a kind and the whole queue, seen by stats.
+	if out = must(t, srv.Addr, "pause", "fail"); out != "paused kind fail\n" {
+		t.Errorf("pause fail: %q", out)
+	}
+	if out = must(t, srv.Addr, "pause"); out != "paused the whole queue\n" {
+		t.Errorf("pause: %q", out)
+	}
+	if out = must(t, srv.Addr, "stats"); !regexp.MustCompile(`(?m)^paused +\(the whole queue\), fail$`).MatchString(out) {
+		t.Errorf("stats while paused:\n%s", out)
+	}
+	if paused, _ := q.Paused(ctx); !slices.Equal(paused, []string{"", "fail"}) {
+		t.Errorf("Paused = %q", paused)
+	}
+	must(t, srv.Addr, "resume")
+	if out = must(t, srv.Addr, "resume", "fail"); out != "resumed kind fail\n" {
+		t.Errorf("resume fail: %q", out)
+	}
+	if paused, _ := q.Paused(ctx); len(paused) != 0 {
+		t.Errorf("Paused after resume = %q", paused)
 	}
 
 	// cancel: one job and one that is not.
