@@ -251,7 +251,7 @@ func (c *cli) list(ctx context.Context, args []string) error {
 	head := "ID\tKIND\tDUE\tATTEMPTS"
 	switch state {
 	case durable.Running:
-		head = "ID\tKIND\tLEASE ENDS\tATTEMPT"
+		head = "ID\tKIND\tLEASE ENDS\tATTEMPT\tWORKER"
 	case durable.Dead:
 		head = "ID\tKIND\tATTEMPTS\tERROR"
 	}
@@ -265,6 +265,9 @@ func (c *cli) list(ctx context.Context, args []string) error {
 			row = fmt.Sprintf("%s\t%s\t%d\t%s", clean(j.ID), clean(j.Kind), j.Attempt, clean(j.Err))
 		} else {
 			row = fmt.Sprintf("%s\t%s\t%s\t%d", clean(j.ID), clean(j.Kind), when(j.Due), j.Attempt)
+			if state == durable.Running {
+				row += "\t" + clean(j.Worker)
+			}
 		}
 		if *payload {
 			row += "\t" + clean(string(j.Payload))
@@ -307,6 +310,9 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "lease ends\t%s\n", when(info.Due))
 	}
 	fmt.Fprintf(tw, "attempts\t%d\n", info.Attempt)
+	if info.Worker != "" {
+		fmt.Fprintf(tw, "worker\t%s\n", clean(info.Worker))
+	}
 	if info.State == durable.Dead {
 		fmt.Fprintf(tw, "error\t%s\n", clean(info.Err))
 	}

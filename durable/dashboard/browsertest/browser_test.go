@@ -84,7 +84,8 @@ func browser(t *testing.T, exe string) context.Context {
 
 // shop is a redis-server holding two queues as a shop's would be at a
 // bad moment: "orders", whose worker runs a few jobs now and has seen
-// some die, and "emails", whose worker is down, so that its jobs wait.
+// some die, and "emails", whose worker is down and one of whose kinds is
+// paused, so that its jobs wait.
 type shop struct {
 	rdb            *redis.Client
 	orders, emails *durable.Queue
@@ -144,6 +145,9 @@ func newShop(t *testing.T) *shop {
 	for i := range 40 {
 		s.emails.ScheduleAfter(ctx, fmt.Sprintf("reminder-%d", i), "reminder", time.Duration(i+1)*time.Hour, nil)
 	}
+	if err := s.emails.Pause(ctx, "welcome"); err != nil {
+		t.Fatal(err)
+	}
 	s.waitCounts(t, s.orders, func(c durable.Counts) bool { return c.Dead == 5 && c.Running == 2 })
 	return s
 }
@@ -194,7 +198,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	overview := run(t, ctx, chromedp.Text(chromedp.CSS(`main`)))
 	keep(t, "durable-dashboard-overview.png", run(t, ctx, chromedp.FullScreenshot(100)))
-	for _, want := range []string{"orders", "emails", "5\ndead", "2\nrunning", "3\ndue, not yet claimed"} {
+	for _, want := range []string{"orders", "emails", "5\ndead", "2\nrunning", "3\ndue, not yet claimed", "Paused: kind welcome"} {
 		if !strings.Contains(overview, want) {
 			t.Errorf("overview: no %q in\n%s", want, overview)
 		}
