@@ -357,10 +357,17 @@ func (c *cli) dead(ctx context.Context, verb string, args []string) error {
 	}
 	past := map[string]string{"retry": "retried", "delete": "deleted"}[verb]
 	if err != nil {
-		return fmt.Errorf("%s %d dead jobs, then: %w", past, n, err)
+		return fmt.Errorf("%s %s, then: %w", past, deadJobs(n), err)
 	}
-	fmt.Fprintf(c.out, "%s %d dead jobs\n", past, n)
+	fmt.Fprintf(c.out, "%s %s\n", past, deadJobs(n))
 	return nil
+}
+
+func deadJobs(n int) string {
+	if n == 1 {
+		return "1 dead job"
+	}
+	return strconv.Itoa(n) + " dead jobs"
 }
 
 func (c *cli) cancel(ctx context.Context, args []string) error {

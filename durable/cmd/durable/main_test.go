@@ -119,10 +119,10 @@ func TestCommands(t *testing.T) {
 	}
 
 	// retry one, delete one, retry the rest, delete them all.
-	if out = must(t, srv.Addr, "retry", "dead-0", "later-1"); out != "retried 1 dead jobs\n" {
+	if out = must(t, srv.Addr, "retry", "dead-0", "later-1"); out != "retried 1 dead job\n" {
 		t.Errorf("retry: %q", out)
 	}
-	if out = must(t, srv.Addr, "delete", "dead-1"); out != "deleted 1 dead jobs\n" {
+	if out = must(t, srv.Addr, "delete", "dead-1"); out != "deleted 1 dead job\n" {
 		t.Errorf("delete: %q", out)
 	}
 	if _, ok, _ := q.Lookup(ctx, "dead-1"); ok {
