@@ -19,7 +19,7 @@ import (
 const MaxList = 1000
 
 // maxRunningWalk bounds the jobs Counts reads to find the running ones.
-const maxRunningWalk = 10_000
+var maxRunningWalk = 10_000 // a variable for the tests
 
 // Counts are figures of the whole queue (every replica's jobs), read
 // from Redis at one instant of its clock. Stats, by contrast, count one

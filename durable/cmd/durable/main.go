@@ -197,7 +197,11 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 	fmt.Fprintf(tw, "pending\t%d\n", n.Pending)
 	fmt.Fprintf(tw, "due\t%d\t(claimable now, not yet claimed)\n", n.Due)
 	fmt.Fprintf(tw, "oldest due\t%v\t(how long the earliest claimable job has waited)\n", n.Lateness.Round(time.Millisecond))
-	fmt.Fprintf(tw, "running\t%d\n", n.Running)
+	if n.RunningAtLeast {
+		fmt.Fprintf(tw, "running\t%d or more\t(over 10,000 jobs claimable within the lease: counted among those)\n", n.Running)
+	} else {
+		fmt.Fprintf(tw, "running\t%d\n", n.Running)
+	}
 	fmt.Fprintf(tw, "dead\t%d\n", n.Dead)
 	fmt.Fprintf(tw, "paused\t%s\n", pausedText(paused))
 	fmt.Fprintf(tw, "redis time\t%s\n", n.At.UTC().Format(time.RFC3339Nano))
