@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,36 +36,67 @@ func (e *CallError) Unwrap() error { return e.Err }
 // found Redis unreachable.
 const breakerOpen = time.Second
 
+// breakerProbe is how often a call goes through an open breaker, to find
+// Redis back.
+const breakerProbe = 100 * time.Millisecond
+
 // A breaker fails the Queue's calls at once while Redis was found
 // unreachable within breakerOpen, rather than have each wait out the
-// client's retries. A worker's calls are not refused: they go on at their
-// own pace, and one that succeeds closes the breaker.
+// client's retries, but for one call every breakerProbe. A worker's calls
+// are not refused: they go on at their own pace, and one that succeeds
+// closes the breaker.
 type breaker struct {
 	until atomic.Int64          // UnixNano until which calls fail at once; 0 if closed
+	probe atomic.Int64          // UnixNano from which the next call may probe
 	last  atomic.Pointer[error] // the error that opened it
 }
 
 // allow returns nil, or ErrUnavailable with the last error while open.
 func (b *breaker) allow() error {
 	u := b.until.Load()
-	if u == 0 || time.Now().UnixNano() >= u {
+	if u == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if now >= u {
+		return nil
+	}
+	if p := b.probe.Load(); now >= p && b.probe.CompareAndSwap(p, now+int64(breakerProbe)) {
 		return nil
 	}
 	return fmt.Errorf("%w (%w)", ErrUnavailable, *b.last.Load())
 }
 
 // record opens the breaker on an error that says Redis is unreachable,
-// and closes it on a success.
-func (b *breaker) record(err error) {
+// or on a call that ran out of its call timeout, and closes it on a
+// success.
+func (b *breaker) record(err error, timedOut bool) {
 	switch {
 	case err == nil:
 		if b.until.Load() != 0 {
 			b.until.Store(0)
 		}
-	case unreachable(err):
+	case timedOut || unreachable(err):
+		now := time.Now()
 		b.last.Store(&err)
-		b.until.Store(time.Now().Add(breakerOpen).UnixNano())
+		b.probe.Store(now.Add(breakerProbe).UnixNano())
+		b.until.Store(now.Add(breakerOpen).UnixNano())
 	}
+}
+
+// bounded runs f with ctx bounded by d. A call that runs out of d, with
+// ctx still live, returns an error that says so: the client was waiting
+// to dial, or for a connection, or between its retries, which means
+// Redis is unreachable or far behind (a slow reply on an open connection
+// ends at the client's ReadTimeout instead).
+func bounded(ctx context.Context, d time.Duration, f func(context.Context) error) (err error, timedOut bool) {
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err = f(cctx)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+		return fmt.Errorf("no reply from Redis within %v (WithCallTimeout): %w", d, err), true
+	}
+	return err, false
 }
 
 // unreachable reports whether err says Redis cannot be reached: a failed

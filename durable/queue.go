@@ -522,10 +522,8 @@ func (q *Queue) do(ctx context.Context, f func(ctx context.Context) error) error
 	if err := q.br.allow(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, q.cfg.callTimeout)
-	defer cancel()
-	err := f(ctx)
-	q.br.record(err)
+	err, timedOut := bounded(ctx, q.cfg.callTimeout, f)
+	q.br.record(err, timedOut)
 	if err != nil {
 		q.stats.errors.Add(1)
 	}

@@ -632,10 +632,8 @@ func (w *worker) release(as []*attempt, closing bool) {
 // timeout; a failure is counted and reported, and marks Redis down until
 // a call succeeds.
 func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), w.q.cfg.callTimeout)
-	defer cancel()
-	err := f(ctx)
-	w.q.br.record(err)
+	err, timedOut := bounded(context.Background(), w.q.cfg.callTimeout, f)
+	w.q.br.record(err, timedOut)
 	w.mu.Lock()
 	wasDown := w.down
 	w.down = err != nil
