@@ -194,6 +194,10 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Queue, shown = name, []*durable.Queue{q}
 		switch id, state := qv.Get("id"), qv.Get("state"); {
+		case len(id) > durable.MaxIDLen:
+			v.Err = fmt.Sprintf("an ID of %d bytes, over durable.MaxIDLen (%d)", len(id), durable.MaxIDLen)
+			h.render(w, r, http.StatusBadRequest, v)
+			return
 		case id != "":
 			info, ok, err := q.Lookup(ctx, id)
 			switch {
@@ -293,6 +297,10 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if (action == "cancel" || action == "delete") && back.Has("id") {
 		back.Del("id") // the job is gone: back to its queue
+	}
+	if (action == "retry" || action == "delete" || action == "cancel") && (id == "" || len(id) > durable.MaxIDLen) {
+		http.Error(w, fmt.Sprintf("dashboard: %s needs the ID of a job (at most %d bytes)", action, durable.MaxIDLen), http.StatusBadRequest)
+		return
 	}
 	if (action == "retry-all" || action == "delete-all") && f.Get("confirm") != "yes" {
 		http.Error(w, "dashboard: "+action+" needs confirm=yes", http.StatusBadRequest)

@@ -22,7 +22,14 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
+// quiet drops go-redis's log lines, one per failed dial while a test has
+// stopped the server.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
 	goleak.VerifyTestMain(m)
 }
 
@@ -139,8 +146,8 @@ func TestActionsOffByDefault(t *testing.T) {
 	}
 	for _, q := range []string{"", "q=q", "q=q&state=dead", "q=q&state=pending", "q=q&id=mail-0", "q=q&id=later"} {
 		_, body := f.get(t, q)
-		if strings.Contains(body, "<form") || strings.Contains(body, "<button") {
-			t.Errorf("?%s: a form with actions off", q)
+		if strings.Contains(body, `method="post"`) || strings.Contains(body, `name="action"`) {
+			t.Errorf("?%s: an action's form with actions off", q)
 		}
 		if strings.Contains(body, "to=a@example.com") || strings.Contains(body, "pending payload") {
 			t.Errorf("?%s: a payload shown without Options.Payloads", q)
@@ -250,7 +257,9 @@ func TestForgedForm(t *testing.T) {
 		{url.Values{"q": {"other"}, "action": {"retry"}, "id": {"mail-0"}}, 400},
 		{url.Values{"q": {"q"}, "action": {"delete-all"}}, 400},
 		{url.Values{"q": {"q"}, "action": {"retry-all"}, "confirm": {"on"}}, 400},
-		{url.Values{"q": {"q"}, "action": {"retry"}, "id": {""}}, 502},
+		{url.Values{"q": {"q"}, "action": {"retry"}, "id": {""}}, 400},
+		{url.Values{"q": {"q"}, "action": {"cancel"}}, 400},
+		{url.Values{"q": {"q"}, "action": {"delete"}, "id": {strings.Repeat("x", durable.MaxIDLen+1)}}, 400},
 		{url.Values{"q": {"q"}, "action": {"retry"}, "id": {strings.Repeat("x", 20<<10)}}, 400},
 	} {
 		resp, body := f.post(t, c.form, sameOrigin...)
@@ -345,6 +354,7 @@ func TestPagesAndErrors(t *testing.T) {
 		t.Errorf("%d jobs over the pages; want 25", len(seen))
 	}
 	for q, want := range map[string]int{
+		"q=big&id=" + strings.Repeat("x", durable.MaxIDLen+1): 400,
 		"q=nope":                         404,
 		"q=big&id=nope":                  404,
 		"q=big&state=done":               400,
@@ -357,8 +367,19 @@ func TestPagesAndErrors(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != want {
-			t.Errorf("?%s: %d; want %d", q, resp.StatusCode, want)
+			t.Errorf("?%.40s: %d; want %d", q, resp.StatusCode, want)
 		}
+	}
+	// Redis gone: the page says so, with a 502.
+	rs.Stop()
+	resp, err := http.Get(srv.URL + "/?q=big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), "durable: Counts:") {
+		t.Errorf("with Redis down: %d\n%s", resp.StatusCode, b)
 	}
 }
 

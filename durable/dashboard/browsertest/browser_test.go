@@ -175,8 +175,8 @@ func (s *shop) waitCounts(t *testing.T, q *durable.Queue, ok func(durable.Counts
 // and the dead jobs with their errors, a hostile job as text that runs
 // nothing; a click on a dead job's Retry button runs it again (its bug
 // fixed) and it leaves Redis; a form posted to the dashboard from
-// another site's page is refused and changes nothing. It takes the
-// screenshot of docs/durable.md.
+// another site's page is refused and changes nothing; a job is found by
+// its ID. It takes the screenshots of docs/durable.md.
 func TestDashboardInBrowser(t *testing.T) {
 	exe := chromium(t)
 	s := newShop(t)
@@ -253,6 +253,19 @@ func TestDashboardInBrowser(t *testing.T) {
 	s.mu.Unlock()
 	if runs != 2 {
 		t.Errorf("charge-1042 ran %d times; want 2 (the failure, the retry)", runs)
+	}
+
+	// Find a job by its ID from the overview's form.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.SendKeys(chromedp.CSS(`#queue-orders form.find input[name=id]`), "cancel-1038"),
+		chromedp.Click(chromedp.CSS(`#queue-orders form.find button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.badge.dead`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if job := run(t, ctx, chromedp.Text(chromedp.CSS(`main`))); !strings.Contains(job, "Job cancel-1038") || !strings.Contains(job, "orders: row locked: deadline exceeded") {
+		t.Errorf("the job found by its ID:\n%s", job)
 	}
 
 	// Another site's page posts a forged form to the dashboard as soon as
