@@ -311,9 +311,10 @@ func ParseState(s string) (State, error) {
 	return 0, fmt.Errorf("durable: no state %q (pending, running, dead)", s)
 }
 
-// countsScript returns {now, jobs, running, dead, due, oldest}: Redis's
-// clock, the jobs held, the running and dead ones, those claimable now
-// (with the parked ones), and the earliest of those's score (-1 if none).
+// countsScript returns {now, jobs, running, dead, due, oldest, capped}:
+// Redis's clock; the jobs held; the running and the dead ones; those
+// claimable now, with the parked ones; the score of the earliest of
+// these (-1 if none); and 1 if it stopped short of the stretch it walks.
 // It finds the running jobs among those whose score is within the next
 // lease, reading at most walk of them.
 // ARGV: prefix, lease µs, walk.
@@ -373,7 +374,7 @@ local now = clock()
 local want, limit, budget = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 -- A job runs while a live lease (score after now) holds it for a due
 -- time at or before now; a lease that ran out leaves it claimable.
--- the sets to walk, in order: from the cursor's on
+-- The sets to walk, in order, from the cursor's on:
 local sets, names = {KEYS[1]}, {''}
 if ARGV[5] ~= '' then
   local from = unhex(ARGV[5])
