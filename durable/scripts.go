@@ -92,36 +92,41 @@ func (k keyset) park(kind string) string { return k.prefix + "park:" + kind }
 // inbox returns the channel of one worker.
 func (k keyset) inbox(worker string) string { return k.prefix + "ev:" + worker }
 
-// script makes a script of body after the functions every script may
-// use. KEYS are a keyset's; ARGV[1] is its prefix.
-func script(body string) *redis.Script {
-	return redis.NewScript(strings.TrimSpace(prelude) + "\n" + strings.TrimSpace(body) + "\n")
+// script makes a script of the Lua functions it uses (luaBase's always),
+// then body. KEYS are a keyset's; ARGV[1] is its prefix.
+func script(body string, uses ...string) *redis.Script {
+	return redis.NewScript(luaBase + strings.Join(uses, "") + strings.TrimSpace(body) + "\n")
 }
 
-const prelude = `
-local prefix = ARGV[1]
+// The Lua functions the scripts share, each defined only in the scripts
+// that call it: a script's chunk makes them anew on every call.
+const (
+	luaBase = `local prefix = ARGV[1]
 local function fmt(x) return string.format('%d', x) end
 -- clock returns the server's time in µs, and its µs part, a number to pick with.
 local function clock()
   local t = redis.call('TIME')
   return t[1] * 1000000 + t[2], tonumber(t[2])
 end
-local function kindof(blob)
+`
+	luaKind = `local function kindof(blob)
   local i = string.find(blob, '\0', 1, true)
   if i then return string.sub(blob, 1, i - 1) end
   return blob
 end
--- holder returns the worker a :run value names, and the due µs it holds
--- the job for (nil for a lease without one).
-local function holder(r)
+`
+	// holder returns the worker a :run value names, and the due µs it
+	// holds the job for (nil for a lease without one).
+	luaHolder = `local function holder(r)
   if not r then return nil end
   local w, d = string.match(r, '^%d+|([^|]*)|?(%d*)$')
   if not w then return nil end
   return w, tonumber(d)
 end
--- notify tells one live worker other than except that a job is due at s,
--- if s is within hz of now.
-local function notify(now, pick, s, hz, except)
+`
+	// notify tells one live worker other than except that a job is due at
+	// s, if s is within hz of now.
+	luaNotify = `local function notify(now, pick, s, hz, except)
   if s > now + hz then return end
   local ws = redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')
   local live = {}
@@ -129,9 +134,10 @@ local function notify(now, pick, s, hz, except)
   if #live == 0 then return end
   redis.call('PUBLISH', prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
 end
--- unpark moves up to n jobs of kind from its park set back to :due, and
--- returns how many it left there.
-local function unpark(kind, n)
+`
+	// unpark moves up to n jobs of kind from its park set back to :due,
+	// and returns how many it left there.
+	luaUnpark = `local function unpark(kind, n)
   local pk = prefix .. 'park:' .. kind
   local z = redis.call('ZRANGE', pk, 0, n - 1, 'WITHSCORES')
   if #z > 0 then
@@ -149,6 +155,7 @@ local function unpark(kind, n)
   return left
 end
 `
+)
 
 // scheduleScript adds a job unless its ID exists: 1 if added, 0 if not.
 // A job due within the horizon is announced to one live worker.
@@ -163,7 +170,7 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
 redis.call('ZADD', KEYS[1], fmt(s), ARGV[2])
 notify(now, pick, s, tonumber(ARGV[6]), '')
 return 1
-`)
+`, luaNotify)
 
 // rescheduleScript moves a pending or dead job to a new due time: 1 if
 // moved, 0 if no such job, -1 if it is running (or leased ahead and due
@@ -189,7 +196,7 @@ redis.call('ZREM', prefix .. 'park:' .. kindof(b), ARGV[2])
 redis.call('ZADD', KEYS[1], fmt(s), ARGV[2])
 notify(now, pick, s, tonumber(ARGV[5]), '')
 return 1
-`)
+`, luaKind, luaHolder, luaNotify)
 
 // cancelScript deletes a job, whatever its state, and tells the worker
 // that holds it: 1 if it existed.
@@ -205,7 +212,7 @@ redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('HDEL', KEYS[4], ARGV[2])
 if w then redis.call('PUBLISH', prefix .. 'ev:' .. w, 'c' .. ARGV[2]) end
 return 1
-`)
+`, luaKind, luaHolder)
 
 // claimScript leases to worker up to limit jobs due within hz of the
 // server's now, each until max(due, now)+lease: those no worker holds, and
@@ -290,7 +297,7 @@ if #rem > 0 then
   end
 end
 return out
-`)
+`, luaKind, luaHolder, luaUnpark)
 
 // ackScript deletes the jobs whose lease each token still holds, and
 // returns {lost, gone}: the IDs of the others, those whose job exists
@@ -368,7 +375,7 @@ local s = now + tonumber(ARGV[5])
 redis.call('ZADD', KEYS[1], fmt(s), ARGV[2])
 if ARGV[8] == '1' then notify(now, pick, s, tonumber(ARGV[7]), ARGV[9]) end
 return s
-`)
+`, luaNotify)
 
 // releaseScript hands back the jobs whose lease each token still holds,
 // leased ahead and not started: each is due again at its due time, its
@@ -394,7 +401,7 @@ for i = 5, #ARGV, 2 do
 end
 if first >= 0 then notify(now, pick, first, tonumber(ARGV[4]), ARGV[2]) end
 return n
-`)
+`, luaNotify)
 
 // lookupScript returns a job's {blob, score, run, dead, now}, each false
 // when absent: the score in :due, or in its kind's park set.
@@ -405,7 +412,7 @@ if not b then return {false, false, false, false, clock()} end
 local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if not s then s = redis.call('ZSCORE', prefix .. 'park:' .. kindof(b), ARGV[2]) end
 return {b, s, redis.call('HGET', KEYS[3], ARGV[2]), redis.call('HGET', KEYS[4], ARGV[2]), clock()}
-`)
+`, luaKind)
 
 // pauseScript pauses kind ("" for the whole queue) and tells every
 // worker: 1 if it was not paused.
@@ -425,7 +432,7 @@ redis.call('SREM', KEYS[5], ARGV[2])
 redis.call('PUBLISH', prefix .. 'ev', 'r' .. ARGV[2])
 if ARGV[2] == '' then return 0 end
 return unpark(ARGV[2], tonumber(ARGV[3]))
-`)
+`, luaUnpark)
 
 // unparkScript moves up to n parked jobs of kind back to :due unless the
 // kind is paused again, and returns how many it left parked (0 if
@@ -434,7 +441,7 @@ return unpark(ARGV[2], tonumber(ARGV[3]))
 var unparkScript = script(`
 if redis.call('SISMEMBER', KEYS[5], ARGV[2]) == 1 then return 0 end
 return unpark(ARGV[2], tonumber(ARGV[3]))
-`)
+`, luaUnpark)
 
 // pausedScript returns the paused kinds.
 // ARGV: prefix.

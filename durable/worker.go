@@ -41,8 +41,8 @@ const (
 // (held, each with a wheel timer at its due time) or started (running,
 // until its end is written to the store); a claim asks for at most
 // concurrency-busy, so every job leased ahead has a handler free at its
-// due time. One wheel timer, wake, fires claimLoop through kick; arm moves
-// it earlier, never later. plan decides when to claim next, from what the
+// due time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
+// it earlier, never later. planLocked decides when to claim next, from what the
 // last claim and the messages since said. mu guards the fields below it;
 // Redis is never called with mu held, nor from a wheel callback.
 type worker struct {
@@ -166,7 +166,7 @@ func (w *worker) claimRound() {
 			n = min(w.q.cfg.concurrency-w.busy, w.q.cfg.batch)
 		}
 		if n <= 0 {
-			w.plan()
+			w.planLocked()
 			w.mu.Unlock()
 			return
 		}
@@ -180,12 +180,12 @@ func (w *worker) claimRound() {
 		w.busy -= n - len(jobs)
 		if err != nil {
 			w.fails++
-			w.arm(backoff(w.fails))
+			w.armLocked(backoff(w.fails))
 			w.mu.Unlock()
 			return
 		}
 		w.fails = 0
-		again, release := w.take(jobs, left, paused)
+		again, release := w.takeLocked(jobs, left, paused)
 		w.mu.Unlock()
 		if len(release) > 0 {
 			w.release(release, false)
@@ -244,10 +244,10 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	return jobs, left, paused, nil
 }
 
-// take holds or starts the jobs a claim leased, notes what it said, and
+// takeLocked holds or starts the jobs a claim leased, notes what it said, and
 // returns whether to claim again at once, and the jobs to hand back (the
 // worker is stopping, or their kind was paused). mu is held.
-func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*attempt) {
+func (w *worker) takeLocked(jobs []*attempt, left int64, paused []string) (bool, []*attempt) {
 	w.next = left
 	if w.note >= 0 && (w.next < 0 || w.note < w.next) {
 		w.next = w.note
@@ -261,7 +261,7 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 	}
 	if len(paused) > 0 {
 		for _, a := range w.held {
-			if w.isPaused(a.job.Kind) {
+			if w.pausedLocked(a.job.Kind) {
 				release = append(release, w.dropLocked(a))
 			}
 		}
@@ -279,7 +279,7 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 			w.busy--
 			continue
 		}
-		if t := w.local(a.due); t.After(now) {
+		if t := w.localLocked(a.due); t.After(now) {
 			w.held[a.job.ID] = a
 			a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
 			continue
@@ -291,16 +291,16 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 		return false, release
 	}
 	now = w.wheel.Now()
-	claimNow, at := w.decide(now)
+	claimNow, at := w.decideLocked(now)
 	if !claimNow && !at.IsZero() {
-		w.arm(at.Sub(now))
+		w.armLocked(at.Sub(now))
 	}
 	return claimNow, release
 }
 
-// decide returns whether to claim now, or else when to (zero: only when a
+// decideLocked returns whether to claim now, or else when to (zero: only when a
 // handler frees up). mu is held.
-func (w *worker) decide(now time.Time) (bool, time.Time) {
+func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 	free := w.q.cfg.concurrency - w.busy
 	if w.stopping || free <= 0 {
 		return false, time.Time{}
@@ -313,7 +313,7 @@ func (w *worker) decide(now time.Time) (bool, time.Time) {
 	}
 	at := w.pollAt
 	if w.more {
-		t := w.local(w.next)
+		t := w.localLocked(w.next)
 		if !t.After(now.Add(w.hz)) {
 			if free >= w.thr || !t.After(now.Add(w.urgent)) {
 				return true, time.Time{}
@@ -329,10 +329,10 @@ func (w *worker) decide(now time.Time) (bool, time.Time) {
 	return false, at
 }
 
-// plan kicks claimLoop, or arms the wake, as decide says. mu is held.
-func (w *worker) plan() {
+// planLocked kicks claimLoop, or arms the wake, as decide says. mu is held.
+func (w *worker) planLocked() {
 	now := w.wheel.Now()
-	claimNow, at := w.decide(now)
+	claimNow, at := w.decideLocked(now)
 	switch {
 	case claimNow:
 		select {
@@ -340,20 +340,20 @@ func (w *worker) plan() {
 		default:
 		}
 	case !at.IsZero():
-		w.arm(at.Sub(now))
+		w.armLocked(at.Sub(now))
 	}
 }
 
-// arm makes the wake fire within d, unless it is due sooner already. mu
+// armLocked makes the wake fire within d, unless it is due sooner already. mu
 // is held.
-func (w *worker) arm(d time.Duration) {
+func (w *worker) armLocked(d time.Duration) {
 	d = max(d, 0)
 	at := w.wheel.Now().Add(d)
 	if w.stopping || w.wake != nil && !w.wakeAt.After(at) {
 		return
 	}
 	if w.wheel.Err() != nil {
-		w.wheelClosed()
+		w.wheelClosedLocked()
 		return
 	}
 	if w.wake != nil {
@@ -376,9 +376,9 @@ func (w *worker) arm(d time.Duration) {
 	})
 }
 
-// wheelClosed reports, once, that the worker's wheel was closed under it.
+// wheelClosedLocked reports, once, that the worker's wheel was closed under it.
 // mu is held.
-func (w *worker) wheelClosed() {
+func (w *worker) wheelClosedLocked() {
 	if w.wheelGone {
 		return
 	}
@@ -391,16 +391,16 @@ func (w *worker) wheelClosed() {
 	}()
 }
 
-// local returns when Redis's clock reads us, on the wheel's clock. mu is
+// localLocked returns when Redis's clock reads us, on the wheel's clock. mu is
 // held.
-func (w *worker) local(us int64) time.Time {
+func (w *worker) localLocked(us int64) time.Time {
 	d := min(max(us-w.clk.server, -1<<40), 1<<40)
 	return w.clk.local.Add(time.Duration(d) * time.Microsecond)
 }
 
-// serverNow returns Redis's clock now, as the worker knows it: never
+// serverNowLocked returns Redis's clock now, as the worker knows it: never
 // ahead of it. mu is held.
-func (w *worker) serverNow() int64 {
+func (w *worker) serverNowLocked() int64 {
 	return w.clk.server + w.wheel.Since(w.clk.local).Microseconds()
 }
 
@@ -411,8 +411,8 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// isPaused reports whether jobs of kind wait. mu is held.
-func (w *worker) isPaused(kind string) bool { return w.paused[""] || w.paused[kind] }
+// pausedLocked reports whether jobs of kind wait. mu is held.
+func (w *worker) pausedLocked(kind string) bool { return w.paused[""] || w.paused[kind] }
 
 // fire starts a held attempt at its due time, unless it was dropped, its
 // kind paused, or Redis is down. It runs on the wheel: it never calls
@@ -424,19 +424,19 @@ func (w *worker) fire(a *attempt) {
 		return
 	}
 	now := w.wheel.Now()
-	if t := w.local(a.due); t.After(now) {
+	if t := w.localLocked(a.due); t.After(now) {
 		// The clock map moved since: wait for the rest, never early.
 		a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
 		return
 	}
-	if w.isPaused(a.job.Kind) {
+	if w.pausedLocked(a.job.Kind) {
 		w.dropLocked(a)
 		w.handlers.Add(1)
 		go func() {
 			defer w.handlers.Done()
 			w.release([]*attempt{a}, false)
 		}()
-		w.plan()
+		w.planLocked()
 		return
 	}
 	if w.down {
@@ -463,7 +463,7 @@ func (w *worker) dropLocked(a *attempt) *attempt {
 func (w *worker) startLocked(a *attempt) {
 	w.running[a.job.ID] = a
 	w.q.stats.running.Add(1)
-	w.q.stats.late(time.Duration(w.serverNow()-a.due) * time.Microsecond)
+	w.q.stats.late(time.Duration(w.serverNowLocked()-a.due) * time.Microsecond)
 	timeout, _, _ := w.q.cfg.policy(a.job.Kind)
 	ctx, cancel := context.WithCancelCause(w.ctx)
 	a.cancel, a.timeout = cancel, timeout
@@ -508,7 +508,7 @@ func (w *worker) run(ctx context.Context, a *attempt) {
 	w.q.stats.running.Add(-1)
 	w.mu.Lock()
 	w.busy--
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	if w.end(a, err) && err != nil && err == terr {
 		w.q.stats.timedOut.Add(1)
@@ -685,9 +685,9 @@ func (w *worker) resubscribed() {
 	w.mu.Lock()
 	w.more, w.next = true, -1
 	if w.clk.ok {
-		w.next = w.serverNow()
+		w.next = w.serverNowLocked()
 	}
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	select {
 	case w.renewNow <- struct{}{}:
@@ -722,12 +722,12 @@ func (w *worker) message(mine bool, p string) {
 }
 
 // notice notes a job no worker holds, due at us (-1: now), and claims as
-// plan says. A worker with no free handler passes on a notice sent to it
+// planLocked says. A worker with no free handler passes on a notice sent to it
 // alone to every worker.
 func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
 	if us < 0 && w.clk.ok {
-		us = w.serverNow()
+		us = w.serverNowLocked()
 	}
 	if w.next < 0 || us < w.next {
 		w.next = us
@@ -737,7 +737,7 @@ func (w *worker) notice(us int64, forward bool) {
 	}
 	w.more = true
 	full := w.busy >= w.q.cfg.concurrency
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	if full && forward {
 		w.call("publish", 1, func(ctx context.Context) error {
@@ -754,7 +754,7 @@ func (w *worker) canceled(id string) {
 	if a := w.held[id]; a != nil {
 		w.dropLocked(a)
 		w.q.stats.canceled.Add(1)
-		w.plan()
+		w.planLocked()
 		return
 	}
 	if a := w.running[id]; a != nil {
@@ -774,7 +774,7 @@ func (w *worker) pauseKind(kind string) {
 			out = append(out, w.dropLocked(a))
 		}
 	}
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	w.release(out, false)
 }
@@ -900,8 +900,12 @@ func (w *worker) pause(d time.Duration) bool {
 // jobs that came due while Redis was down, their leases confirmed.
 func (w *worker) renew() {
 	w.mu.Lock()
+	ttl := w.ttl
+	if w.stopping {
+		ttl = 0 // close took it off the live workers
+	}
 	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
-	args = append(args, w.q.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, w.ttl.Microseconds())
+	args = append(args, w.q.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
@@ -951,7 +955,7 @@ func (w *worker) renew() {
 		}
 	}
 	w.q.stats.held.Store(int64(len(w.held)))
-	w.plan()
+	w.planLocked()
 }
 
 // close stops claiming, hands back the jobs held, waits for the handlers
