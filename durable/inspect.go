@@ -346,7 +346,7 @@ end
 local capped = 0
 if pos < hi then capped = 1 end
 return {now, redis.call('HLEN', KEYS[2]), running, redis.call('HLEN', KEYS[4]), due, oldest, capped}
-`)
+`, luaHolder)
 
 // listDueScript walks the sorted sets of the jobs not dead in their order
 // (score, then ID in byte order) from just after the cursor (set, score,
@@ -445,7 +445,7 @@ if #ids > 0 then
   end
 end
 return out
-`)
+`, luaHolder)
 
 // listDeadScript scans :dead from the cursor (an HSCAN cursor and how
 // many entries of its batch to skip), and returns up to limit dead jobs:
@@ -526,4 +526,4 @@ else
   redis.call('ZREM', KEYS[1], unpack(d))
 end
 return {nc, #d}
-`)
+`, luaNotify)
