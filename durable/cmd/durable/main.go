@@ -2,7 +2,7 @@
 // figures, its jobs by state, one job, and the dead jobs retried or
 // deleted; a job cancelled; a queue or a kind paused and resumed.
 //
-//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-queue name] command [args]
+//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-queue name] [-lease d] command [args]
 //
 //	stats                          the queue's figures: pending, due, running, dead, the oldest due job's lateness, paused kinds
 //	list [-limit n] [-cursor c] [-payload] pending|running|dead
@@ -18,7 +18,9 @@
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
-// 127.0.0.1:6379. -queue is the Queue's WithName (default "durable").
+// 127.0.0.1:6379. -queue is the Queue's WithName (default "durable");
+// -lease, the workers' WithLease (default 5s), within which stats looks
+// for the running jobs.
 // What a job holds (IDs, kinds, payloads, errors) is printed quoted when
 // it is not plain printable text, so that no job can write terminal
 // escapes. The command starts no worker: it claims and runs nothing.
@@ -60,7 +62,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // errUsage is a usage error: run prints the usage and exits 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: durable [-addr host:port|redis://...] [-queue name] [-timeout d] command [args]
+const usage = `usage: durable [-addr host:port|redis://...] [-queue name] [-lease d] [-timeout d] command [args]
 
 commands:
   stats                                  the queue's figures
@@ -87,6 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", def, "Redis: host:port, or a redis:// or rediss:// URL (default $DURABLE_REDIS)")
 	name := fs.String("queue", "durable", "the queue's name (durable.WithName)")
 	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
+	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease): stats looks for the running jobs within it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -98,6 +101,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "durable: -queue %q is empty or holds a brace\n", *name)
 		return 2
 	}
+	if *lease < 30*time.Millisecond {
+		fmt.Fprintf(stderr, "durable: -lease %v under 30ms\n", *lease)
+		return 2
+	}
 	opts, err := redisOptions(*addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "durable:", err)
@@ -105,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	q := durable.New(rdb, durable.WithName(*name))
+	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease))
 	defer q.Close(context.Background())
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

@@ -191,6 +191,7 @@ func TestUsage(t *testing.T) {
 		{"cancel"},
 		{"pause", "a", "b"},
 		{"-queue", "a{b}", "stats"},
+		{"-lease", "1ms", "stats"},
 		{"-addr", "redis://127.0.0.1:1/db", "stats"},
 	} {
 		var out, errb bytes.Buffer
