@@ -290,3 +290,35 @@ func TestClaimsDoNotGrowWithReplicas(t *testing.T) {
 		}
 	}
 }
+
+// The due jobs of a paused kind do not hold back those of another kind
+// due after them: claims set them aside, a window at a time, claiming
+// again at once while a window held only those.
+func TestPausedBacklogDoesNotBlock(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	ctx := context.Background()
+	admin := newQueue(t, rdb) // no worker yet: the backlog waits in :due
+	if err := admin.Pause(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 200 {
+		if ok, err := admin.Schedule(ctx, fmt.Sprint("a", i), "a", now, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if ok, err := admin.Schedule(ctx, "b", "b", now.Add(time.Millisecond), nil); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	t0 := time.Now()
+	newQueue(t, rdb, durable.WithBatch(8), durable.WithHandler("a", r.handler), durable.WithHandler("b", r.handler))
+	waitFor(t, 10*time.Second, "b run", func() bool { return r.count("b") == 1 })
+	t.Logf("b ran %v after the worker started, behind 200 paused jobs", time.Since(t0))
+	if d := time.Since(t0); d > 700*time.Millisecond {
+		t.Errorf("b ran %v after the worker started; want well within a poll (1s)", d)
+	}
+	if n := rdb.ZCard(ctx, "{durable}:park:a").Val(); n != 200 {
+		t.Errorf("%d jobs of a parked, want 200", n)
+	}
+}
