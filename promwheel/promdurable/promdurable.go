@@ -1,7 +1,8 @@
-// Package promdurable exports the Stats of a durable.Queue to
-// Prometheus, as a collector for a prometheus.Registerer:
+// Package promdurable exports a durable.Queue to Prometheus: its Stats
+// (this replica's attempts) with NewCollector, and its Counts (the whole
+// queue's jobs, read from Redis) with NewQueueCollector:
 //
-//	reg.MustRegister(promdurable.NewCollector("orders", q))
+//	reg.MustRegister(promdurable.NewCollector("orders", q), promdurable.NewQueueCollector("orders", q))
 //
 // It is a package of its own in promwheel's module, so that only the
 // programs that import it compile durable and its Redis client. Its
@@ -20,10 +21,24 @@
 // after the job came due, cumulatively, as a histogram's buckets do (the
 // Stats keep no sum of lateness, so it is not a histogram); le="+Inf"
 // counts every attempt.
+//
+// NewQueueCollector's gauges are the same on every replica, since each
+// reads the one store; alert on max() of them, or register it in one
+// process only:
+//
+//	timewheel_durable_jobs                   gauge, by state (pending, running, dead)
+//	timewheel_durable_due_jobs               gauge: claimable now, not yet claimed
+//	timewheel_durable_oldest_due_seconds     gauge: how long the earliest due job has waited
+//	timewheel_durable_paused                 gauge, by kind: 1 while paused; kind="" is the whole queue
+//
+// A scrape that cannot read Redis within 5 s fails with the error, so
+// that the target shows it instead of stale figures.
 package promdurable
 
 import (
+	"context"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -94,5 +109,66 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			le = strconv.FormatFloat(bounds[i].Seconds(), 'g', -1, 64)
 		}
 		ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(seen), le)
+	}
+}
+
+// queueTimeout bounds a scrape's read of the queue's figures.
+const queueTimeout = 5 * time.Second
+
+// NewQueueCollector returns a collector of q's queue-wide figures
+// (durable.Queue.Counts and Paused), read from Redis once per scrape,
+// its metrics labelled queue=name. A scrape costs two round trips,
+// O(log n) in the jobs held. It panics on a nil q.
+func NewQueueCollector(name string, q *durable.Queue) prometheus.Collector {
+	if q == nil {
+		panic("promdurable: NewQueueCollector: nil *durable.Queue")
+	}
+	c := &queueCollector{q: q}
+	l := prometheus.Labels{"queue": name}
+	c.jobs = prometheus.NewDesc("timewheel_durable_jobs", "Jobs in the queue's store, by state: pending, running or dead.", []string{"state"}, l)
+	c.due = prometheus.NewDesc("timewheel_durable_due_jobs", "Jobs a worker may claim now and none has: pending ones due, and running ones whose lease ran out.", nil, l)
+	c.oldest = prometheus.NewDesc("timewheel_durable_oldest_due_seconds", "How long the earliest of the due jobs has been due, on Redis's clock; 0 if none is.", nil, l)
+	c.paused = prometheus.NewDesc("timewheel_durable_paused", "1 for each paused kind; kind=\"\" is the whole queue.", []string{"kind"}, l)
+	return c
+}
+
+type queueCollector struct {
+	q                         *durable.Queue
+	jobs, due, oldest, paused *prometheus.Desc
+}
+
+// Describe sends the descriptions of the collector's metrics.
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.jobs
+	ch <- c.due
+	ch <- c.oldest
+	ch <- c.paused
+}
+
+// Collect reads the queue's figures from Redis and sends every metric,
+// or an invalid metric with the error when Redis does not answer.
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), queueTimeout)
+	defer cancel()
+	n, err := c.q.Counts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.jobs, err)
+		return
+	}
+	paused, err := c.q.Paused(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.paused, err)
+		return
+	}
+	for _, s := range []struct {
+		state string
+		n     int64
+	}{{"pending", n.Pending}, {"running", n.Running}, {"dead", n.Dead}} {
+		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(s.n), s.state)
+	}
+	ch <- prometheus.MustNewConstMetric(c.due, prometheus.GaugeValue, float64(n.Due))
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, n.Lateness.Seconds())
+	for _, k := range paused {
+		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, 1, k)
 	}
 }

@@ -3,6 +3,7 @@ package promdurable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,9 @@ func gathered(t *testing.T, reg *prometheus.Registry, name, le string) float64 {
 					match = true
 				}
 			}
+			if match && m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
 			if match {
 				return m.GetCounter().GetValue()
 			}
@@ -104,10 +108,82 @@ func gathered(t *testing.T, reg *prometheus.Registry, name, le string) float64 {
 }
 
 func TestNilQueue(t *testing.T) {
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(r.(string), "promdurable: NewCollector: nil *durable.Queue") {
-			t.Fatalf("recover() = %v", r)
+	for want, f := range map[string]func(){
+		"promdurable: NewCollector: nil *durable.Queue":      func() { promdurable.NewCollector("x", nil) },
+		"promdurable: NewQueueCollector: nil *durable.Queue": func() { promdurable.NewQueueCollector("x", nil) },
+	} {
+		func() {
+			defer func() {
+				if r, _ := recover().(string); r != want {
+					t.Errorf("recover() = %q; want %q", r, want)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestQueueCollector reads a queue's figures from a real redis-server: a
+// dead job, two due and three later ones, and no worker to claim them.
+func TestQueueCollector(t *testing.T) {
+	srv := redisserver.ForTest(t)
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{srv.Addr}})
+	defer rdb.Close()
+	ctx := context.Background()
+	w := durable.New(rdb, durable.WithName("figures"), durable.WithRetry(1, durable.Exponential(time.Millisecond, time.Millisecond)),
+		durable.WithHandler("fail", func(context.Context, durable.Job) error { return errors.New("no") }))
+	w.ScheduleAfter(ctx, "dead-1", "fail", 0, nil)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if c, _ := w.Counts(ctx); c.Dead == 1 {
+			break
 		}
-	}()
-	promdurable.NewCollector("x", nil)
+		if time.Now().After(deadline) {
+			t.Fatal("dead-1 not dead within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	w.Close(ctx)
+	q := durable.New(rdb, durable.WithName("figures"))
+	defer q.Close(ctx)
+	for i := range 2 {
+		q.Schedule(ctx, fmt.Sprint("due-", i), "k", time.Now().Add(-3*time.Second), nil)
+	}
+	for i := range 3 {
+		q.ScheduleAfter(ctx, fmt.Sprint("later-", i), "k", time.Hour, nil)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(promdurable.NewQueueCollector("orders", q))
+	want := `
+# HELP timewheel_durable_jobs Jobs in the queue's store, by state: pending, running or dead.
+# TYPE timewheel_durable_jobs gauge
+timewheel_durable_jobs{queue="orders",state="dead"} 1
+timewheel_durable_jobs{queue="orders",state="pending"} 5
+timewheel_durable_jobs{queue="orders",state="running"} 0
+# HELP timewheel_durable_due_jobs Jobs a worker may claim now and none has: pending ones due, and running ones whose lease ran out.
+# TYPE timewheel_durable_due_jobs gauge
+timewheel_durable_due_jobs{queue="orders"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "timewheel_durable_jobs", "timewheel_durable_due_jobs"); err != nil {
+		t.Error(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "timewheel_durable_oldest_due_seconds" {
+			if v := f.GetMetric()[0].GetGauge().GetValue(); v < 3 || v > 60 {
+				t.Errorf("timewheel_durable_oldest_due_seconds = %v; want about 3", v)
+			}
+		}
+	}
+	q.Pause(ctx, "k")
+	if got := gathered(t, reg, "timewheel_durable_paused", ""); got != 1 {
+		t.Errorf(`timewheel_durable_paused{kind="k"} = %v; want 1`, got)
+	}
+	// Redis gone: the scrape fails with the error.
+	srv.Stop()
+	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "durable: Counts") {
+		t.Errorf("Gather with Redis down: %v; want the Counts error", err)
+	}
 }

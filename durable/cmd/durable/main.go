@@ -1,0 +1,462 @@
+// Command durable looks at and steers a durable queue in Redis: its
+// figures, its jobs by state, one job, and the dead jobs retried or
+// deleted; a job cancelled; a queue or a kind paused and resumed.
+//
+//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-queue name] [-lease d] command [args]
+//
+//	stats                          the queue's figures: pending, due, running, dead, the oldest due job's lateness, paused kinds
+//	list [-limit n] [-cursor c] [-payload] pending|running|dead
+//	                               jobs in a state, a page at a time; prints the next page's cursor
+//	inspect [-payload] ID          one job: state, kind, due time, attempts, last error
+//	retry ID... | retry -all [-kind k]
+//	                               dead jobs due again now, their attempts forgotten
+//	delete ID... | delete -all [-kind k]
+//	                               dead jobs deleted (only dead ones)
+//	cancel ID...                   jobs deleted, whatever their state; a running attempt's context is cancelled
+//	pause [kind]                   no more claims of the kind's jobs (of any job without a kind)
+//	resume [kind]                  claims again
+//
+// -addr is host:port or a redis:// (rediss:// for TLS) URL with a
+// password and database; it defaults to $DURABLE_REDIS, or
+// 127.0.0.1:6379. -queue is the Queue's WithName (default "durable");
+// -lease, the workers' WithLease (default 5s), within which stats looks
+// for the running jobs.
+// What a job holds (IDs, kinds, payloads, errors) is printed quoted when
+// it is not plain printable text, so that no job can write terminal
+// escapes. The command starts no worker: it claims and runs nothing.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/durable"
+)
+
+func main() {
+	redis.SetLogger(quiet{}) // run reports each error itself
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// quiet drops go-redis's log lines.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+// errUsage is a usage error: run prints the usage and exits 2.
+var errUsage = errors.New("usage")
+
+const usage = `usage: durable [-addr host:port|redis://...] [-queue name] [-lease d] [-timeout d] command [args]
+
+commands:
+  stats                                  the queue's figures
+  list [-limit n] [-cursor c] [-payload] pending|running|dead
+  inspect [-payload] ID                  one job
+  retry ID... | retry -all [-kind k]     dead jobs due again now
+  delete ID... | delete -all [-kind k]   dead jobs deleted
+  cancel ID...                           jobs deleted, whatever their state
+  pause [kind]                           the queue (or the kind) claims no more jobs
+  resume [kind]                          it claims again
+`
+
+// run runs the command line args, writing its output to stdout and its
+// errors to stderr, and returns the exit status: 0, 1 on an error, 2 on
+// a usage error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage, "\nflags:\n"); fs.PrintDefaults() }
+	def := os.Getenv("DURABLE_REDIS")
+	if def == "" {
+		def = "127.0.0.1:6379"
+	}
+	addr := fs.String("addr", def, "Redis: host:port, or a redis:// or rediss:// URL (default $DURABLE_REDIS)")
+	name := fs.String("queue", "durable", "the queue's name (durable.WithName)")
+	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
+	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease): stats looks for the running jobs within it")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	if *name == "" || strings.ContainsAny(*name, "{}") {
+		fmt.Fprintf(stderr, "durable: -queue %q is empty or holds a brace\n", *name)
+		return 2
+	}
+	if *lease < 30*time.Millisecond {
+		fmt.Fprintf(stderr, "durable: -lease %v under 30ms\n", *lease)
+		return 2
+	}
+	opts, err := redisOptions(*addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "durable:", err)
+		return 2
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease))
+	defer q.Close(context.Background())
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	c := &cli{q: q, out: stdout}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "stats":
+		err = c.stats(ctx, rest)
+	case "list":
+		err = c.list(ctx, rest)
+	case "inspect":
+		err = c.inspect(ctx, rest)
+	case "retry":
+		err = c.dead(ctx, "retry", rest)
+	case "delete":
+		err = c.dead(ctx, "delete", rest)
+	case "cancel":
+		err = c.cancel(ctx, rest)
+	case "pause":
+		err = c.pause(ctx, true, rest)
+	case "resume":
+		err = c.pause(ctx, false, rest)
+	default:
+		err = fmt.Errorf("%w: no command %q", errUsage, cmd)
+	}
+	switch {
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "durable %s: %v\n\n%s", cmd, err, usage)
+		return 2
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "durable %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+// redisOptions parses -addr: a URL if it has a scheme, else host:port.
+func redisOptions(addr string) (*redis.Options, error) {
+	if strings.Contains(addr, "://") {
+		o, err := redis.ParseURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("-addr: %w", err)
+		}
+		return o, nil
+	}
+	if addr == "" {
+		return nil, errors.New("-addr is empty")
+	}
+	return &redis.Options{Addr: addr}, nil
+}
+
+// A cli runs the commands on one queue.
+type cli struct {
+	q   *durable.Queue
+	out io.Writer
+}
+
+// flags returns a flag set for command's own flags, whose errors run
+// reports as usage errors.
+func (c *cli) flags(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}
+
+func (c *cli) stats(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: stats takes no arguments", errUsage)
+	}
+	n, err := c.q.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	paused, err := c.q.Paused(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "queue\t%s\n", clean(c.q.Name()))
+	fmt.Fprintf(tw, "pending\t%d\n", n.Pending)
+	fmt.Fprintf(tw, "due\t%d\t(claimable now, not yet claimed)\n", n.Due)
+	fmt.Fprintf(tw, "oldest due\t%v\t(how long the earliest claimable job has waited)\n", n.Lateness.Round(time.Millisecond))
+	if n.RunningAtLeast {
+		fmt.Fprintf(tw, "running\t%d or more\t(over 10,000 jobs claimable within the lease: counted among those)\n", n.Running)
+	} else {
+		fmt.Fprintf(tw, "running\t%d\n", n.Running)
+	}
+	fmt.Fprintf(tw, "dead\t%d\n", n.Dead)
+	fmt.Fprintf(tw, "paused\t%s\n", pausedText(paused))
+	fmt.Fprintf(tw, "redis time\t%s\n", n.At.UTC().Format(time.RFC3339Nano))
+	return tw.Flush()
+}
+
+// pausedText writes the paused kinds, "" standing for the whole queue.
+func pausedText(kinds []string) string {
+	if len(kinds) == 0 {
+		return "none"
+	}
+	var b []string
+	for _, k := range kinds {
+		if k == "" {
+			b = append(b, "(the whole queue)")
+		} else {
+			b = append(b, clean(k))
+		}
+	}
+	return strings.Join(b, ", ")
+}
+
+func (c *cli) list(ctx context.Context, args []string) error {
+	fs := c.flags("list")
+	limit := fs.Int("limit", 20, "jobs a page, at most 1000")
+	cursor := fs.String("cursor", "", "the cursor a previous page printed")
+	payload := fs.Bool("payload", false, "print the payloads")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: list takes one state: pending, running or dead", errUsage)
+	}
+	state, err := durable.ParseState(fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	raw := ""
+	if *cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(*cursor)
+		if err != nil {
+			return fmt.Errorf("%w: -cursor %q is not one list printed", errUsage, *cursor)
+		}
+		raw = string(b)
+	}
+	jobs, next, err := c.q.List(ctx, state, raw, *limit)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	head := "ID\tKIND\tDUE\tATTEMPTS"
+	switch state {
+	case durable.Running:
+		head = "ID\tKIND\tLEASE ENDS\tATTEMPT\tWORKER"
+	case durable.Dead:
+		head = "ID\tKIND\tATTEMPTS\tERROR"
+	}
+	if *payload {
+		head += "\tPAYLOAD"
+	}
+	fmt.Fprintln(tw, head)
+	for _, j := range jobs {
+		var row string
+		if state == durable.Dead {
+			row = fmt.Sprintf("%s\t%s\t%d\t%s", clean(j.ID), clean(j.Kind), j.Attempt, clean(j.Err))
+		} else {
+			row = fmt.Sprintf("%s\t%s\t%s\t%d", clean(j.ID), clean(j.Kind), when(j.Due), j.Attempt)
+			if state == durable.Running {
+				row += "\t" + clean(j.Worker)
+			}
+		}
+		if *payload {
+			row += "\t" + clean(string(j.Payload))
+		}
+		fmt.Fprintln(tw, row)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if next != "" {
+		fmt.Fprintf(c.out, "next page: -cursor %s\n", base64.RawURLEncoding.EncodeToString([]byte(next)))
+	}
+	return nil
+}
+
+func (c *cli) inspect(ctx context.Context, args []string) error {
+	fs := c.flags("inspect")
+	payload := fs.Bool("payload", false, "print the payload")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: inspect takes one ID", errUsage)
+	}
+	info, ok, err := c.q.Lookup(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no job %s", clean(fs.Arg(0)))
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%s\n", clean(info.ID))
+	fmt.Fprintf(tw, "kind\t%s\n", clean(info.Kind))
+	fmt.Fprintf(tw, "state\t%v\n", info.State)
+	switch info.State {
+	case durable.Pending:
+		fmt.Fprintf(tw, "due\t%s\n", when(info.Due))
+	case durable.Running:
+		fmt.Fprintf(tw, "lease ends\t%s\n", when(info.Due))
+	}
+	fmt.Fprintf(tw, "attempts\t%d\n", info.Attempt)
+	if info.Worker != "" {
+		fmt.Fprintf(tw, "worker\t%s\n", clean(info.Worker))
+	}
+	if info.State == durable.Dead {
+		fmt.Fprintf(tw, "error\t%s\n", clean(info.Err))
+	}
+	fmt.Fprintf(tw, "payload\t%d bytes\n", len(info.Payload))
+	if *payload {
+		fmt.Fprintf(tw, "\t%s\n", clean(string(info.Payload)))
+	}
+	return tw.Flush()
+}
+
+// dead retries or deletes dead jobs: those named, or -all of -kind.
+func (c *cli) dead(ctx context.Context, verb string, args []string) error {
+	fs := c.flags(verb)
+	all := fs.Bool("all", false, "every dead job (of -kind)")
+	kind := fs.String("kind", "", "with -all: only the dead jobs of this kind")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var n int
+	var err error
+	switch {
+	case *all && fs.NArg() > 0, !*all && fs.NArg() == 0:
+		return fmt.Errorf("%w: %s takes IDs or -all", errUsage, verb)
+	case !*all && *kind != "":
+		return fmt.Errorf("%w: -kind goes with -all", errUsage)
+	case *all && verb == "retry":
+		n, err = c.q.RetryAllDead(ctx, *kind)
+	case *all:
+		n, err = c.q.DeleteAllDead(ctx, *kind)
+	default:
+		for ids := fs.Args(); len(ids) > 0 && err == nil; {
+			batch := ids[:min(len(ids), durable.MaxList)]
+			ids = ids[len(batch):]
+			var k int
+			if verb == "retry" {
+				k, err = c.q.RetryDead(ctx, batch...)
+			} else {
+				k, err = c.q.DeleteDead(ctx, batch...)
+			}
+			n += k
+		}
+	}
+	past := map[string]string{"retry": "retried", "delete": "deleted"}[verb]
+	if err != nil {
+		return fmt.Errorf("%s %s, then: %w", past, deadJobs(n), err)
+	}
+	fmt.Fprintf(c.out, "%s %s\n", past, deadJobs(n))
+	return nil
+}
+
+func deadJobs(n int) string {
+	if n == 1 {
+		return "1 dead job"
+	}
+	return strconv.Itoa(n) + " dead jobs"
+}
+
+func (c *cli) cancel(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: cancel takes IDs", errUsage)
+	}
+	missing := 0
+	for _, id := range args {
+		ok, err := c.q.Cancel(ctx, id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			fmt.Fprintf(c.out, "cancelled %s\n", clean(id))
+		} else {
+			fmt.Fprintf(c.out, "no job %s\n", clean(id))
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%d of %d IDs named no job", missing, len(args))
+	}
+	return nil
+}
+
+func (c *cli) pause(ctx context.Context, pause bool, args []string) error {
+	if len(args) > 1 {
+		return fmt.Errorf("%w: pause and resume take at most one kind", errUsage)
+	}
+	kind := ""
+	if len(args) == 1 {
+		kind = args[0]
+		if kind == "" {
+			return fmt.Errorf("%w: an empty kind (name none for the whole queue)", errUsage)
+		}
+	}
+	what := "the whole queue"
+	if kind != "" {
+		what = "kind " + clean(kind)
+	}
+	if pause {
+		if err := c.q.Pause(ctx, kind); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.out, "paused %s\n", what)
+		return nil
+	}
+	if err := c.q.Resume(ctx, kind); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.out, "resumed %s\n", what)
+	return nil
+}
+
+// when writes a time in UTC with ms, and how far from now it is.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Until(t).Round(time.Millisecond)
+	rel := "in " + d.String()
+	if d < 0 {
+		rel = (-d).String() + " ago"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z") + " (" + rel + ")"
+}
+
+// clean returns s as it is if it is plain printable text without tabs
+// or newlines, else quoted: a job's data never reaches the terminal as
+// control characters.
+func clean(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" || s != strings.TrimSpace(s) || strings.HasPrefix(s, `"`) {
+		return strconv.Quote(s)
+	}
+	return s
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/durable"
+	"github.com/timewheel/timewheel/internal/redisserver"
+)
+
+func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
+	m.Run()
+}
+
+// durableCmd runs the command line against addr and returns its status,
+// stdout and stderr.
+func durableCmd(t *testing.T, addr string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"-addr", addr, "-queue", "cli"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// must runs the command line and fails the test unless it exits 0.
+func must(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	code, out, errs := durableCmd(t, addr, args...)
+	if code != 0 {
+		t.Fatalf("durable %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// A queue with dead, running and pending jobs, seen and steered from the
+// command line.
+func TestCommands(t *testing.T) {
+	srv := redisserver.ForTest(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	release := make(chan struct{})
+	q := durable.New(rdb, durable.WithName("cli"), durable.WithRetry(1, durable.Exponential(time.Millisecond, time.Millisecond)),
+		durable.WithHandler("fail", func(_ context.Context, j durable.Job) error {
+			return fmt.Errorf("refused \x1b[31m%s", j.ID) // a terminal escape in the error
+		}),
+		durable.WithHandler("block", func(ctx context.Context, _ durable.Job) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		}))
+	defer q.Close(ctx)
+	defer close(release)
+	for i := range 5 {
+		q.ScheduleAfter(ctx, fmt.Sprint("dead-", i), "fail", 0, []byte("p"))
+	}
+	q.ScheduleAfter(ctx, "run-1", "block", 0, nil)
+	q.ScheduleAfter(ctx, "later-1", "fail", time.Hour, []byte("secret\x07"))
+	q.ScheduleAfter(ctx, "later 2", "fail", 2*time.Hour, nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := q.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Dead == 5 && c.Running == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Counts = %+v; want 5 dead, 1 running", c)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	out := must(t, srv.Addr, "stats")
+	for _, re := range []string{`(?m)^queue +cli$`, `(?m)^pending +2$`, `(?m)^due +0 `, `(?m)^running +1$`, `(?m)^dead +5$`, `(?m)^paused +none$`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("stats: no line %s in\n%s", re, out)
+		}
+	}
+
+	// list: pages, the cursor printed and taken back; quoted data.
+	out = must(t, srv.Addr, "list", "-limit", "1", "-payload", "pending")
+	m := regexp.MustCompile(`next page: -cursor (\S+)`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "later-1") || !strings.Contains(out, `"secret\a"`) {
+		t.Fatalf("list pending, first page:\n%s", out)
+	}
+	out = must(t, srv.Addr, "list", "-limit", "1", "-cursor", m[1], "pending")
+	if !strings.Contains(out, "later 2 ") || strings.Contains(out, "later-1") || strings.Contains(out, "next page") {
+		t.Errorf("list pending, second page:\n%s", out)
+	}
+	out = must(t, srv.Addr, "list", "dead")
+	if strings.Count(out, "\ndead-") != 5 || strings.Contains(out, "\x1b") || !strings.Contains(out, `"refused \x1b[31mdead-0"`) {
+		t.Errorf("list dead:\n%q", out)
+	}
+	if out = must(t, srv.Addr, "list", "running"); !strings.Contains(out, "run-1") {
+		t.Errorf("list running:\n%s", out)
+	}
+
+	// inspect
+	out = must(t, srv.Addr, "inspect", "-payload", "dead-3")
+	for _, want := range []string{"state     dead", "attempts  1", `"refused \x1b[31mdead-3"`, "payload   1 bytes", "p\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect: no %q in\n%s", want, out)
+		}
+	}
+	if code, _, errs := durableCmd(t, srv.Addr, "inspect", "nope"); code != 1 || !strings.Contains(errs, "no job nope") {
+		t.Errorf("inspect nope: exit %d, %s", code, errs)
+	}
+
+	// retry one, delete one, retry the rest, delete them all.
+	if out = must(t, srv.Addr, "retry", "dead-0", "later-1"); out != "retried 1 dead job\n" {
+		t.Errorf("retry: %q", out)
+	}
+	if out = must(t, srv.Addr, "delete", "dead-1"); out != "deleted 1 dead job\n" {
+		t.Errorf("delete: %q", out)
+	}
+	if _, ok, _ := q.Lookup(ctx, "dead-1"); ok {
+		t.Error("dead-1 still there")
+	}
+	out = must(t, srv.Addr, "retry", "-all", "-kind", "fail")
+	if !regexp.MustCompile(`^retried [34] dead jobs\n$`).MatchString(out) { // dead-0 may have died again
+		t.Errorf("retry -all: %q", out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, _ := q.Counts(ctx); c.Dead == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the retried jobs did not die again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if out = must(t, srv.Addr, "delete", "-all"); out != "deleted 4 dead jobs\n" {
+		t.Errorf("delete -all: %q", out)
+	}
+
+	// pause and resume, a kind and the whole queue, seen by stats.
+	if out = must(t, srv.Addr, "pause", "fail"); out != "paused kind fail\n" {
+		t.Errorf("pause fail: %q", out)
+	}
+	if out = must(t, srv.Addr, "pause"); out != "paused the whole queue\n" {
+		t.Errorf("pause: %q", out)
+	}
+	if out = must(t, srv.Addr, "stats"); !regexp.MustCompile(`(?m)^paused +\(the whole queue\), fail$`).MatchString(out) {
+		t.Errorf("stats while paused:\n%s", out)
+	}
+	if paused, _ := q.Paused(ctx); !slices.Equal(paused, []string{"", "fail"}) {
+		t.Errorf("Paused = %q", paused)
+	}
+	must(t, srv.Addr, "resume")
+	if out = must(t, srv.Addr, "resume", "fail"); out != "resumed kind fail\n" {
+		t.Errorf("resume fail: %q", out)
+	}
+	if paused, _ := q.Paused(ctx); len(paused) != 0 {
+		t.Errorf("Paused after resume = %q", paused)
+	}
+
+	// cancel: one job and one that is not.
+	code, out, errs := durableCmd(t, srv.Addr, "cancel", "later 2", "nope")
+	if code != 1 || out != "cancelled later 2\nno job nope\n" || !strings.Contains(errs, "1 of 2 IDs named no job") {
+		t.Errorf("cancel: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// Usage errors exit 2 with the usage; a Redis that cannot be reached
+// exits 1 within -timeout.
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"list"},
+		{"list", "done"},
+		{"list", "-cursor", "!!", "dead"},
+		{"list", "-bogus", "dead"},
+		{"stats", "x"},
+		{"inspect"},
+		{"retry"},
+		{"retry", "-all", "a"},
+		{"delete", "-kind", "k", "a"},
+		{"cancel"},
+		{"pause", "a", "b"},
+		{"-queue", "a{b}", "stats"},
+		{"-lease", "1ms", "stats"},
+		{"-addr", "redis://127.0.0.1:1/db", "stats"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") && !strings.Contains(errb.String(), "durable") {
+			t.Errorf("durable %q: exit %d, stderr %q; want 2 and the usage", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"-addr", "127.0.0.1:1", "-timeout", "300ms", "stats"}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "durable stats: durable: Counts:") || time.Since(start) > 5*time.Second {
+		t.Errorf("stats of no Redis: exit %d, %q after %v", code, errb.String(), time.Since(start))
+	}
+	if got := clean("ok id"); got != "ok id" {
+		t.Errorf("clean(%q) = %q", "ok id", got)
+	}
+	for _, s := range []string{"", " x", "a\tb", "\x1b[2J", "\xff", `"q`} {
+		if got := clean(s); !strings.HasPrefix(got, `"`) {
+			t.Errorf("clean(%q) = %q; want it quoted", s, got)
+		}
+	}
+}
