@@ -26,6 +26,7 @@ type config struct {
 	poll        time.Duration
 	wheel       *timewheel.Wheel
 	worker      string
+	replicated  replication // WithReplicated; replicated.go
 }
 
 func defaults() config {

@@ -111,6 +111,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		}
 		o(&cfg)
 	}
+	checkReplicated(rdb, cfg.replicated)
 	tag := "{" + cfg.name + "}:"
 	q := &Queue{
 		rdb:     rdb,
@@ -176,7 +177,7 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 	}
 	blob := make([]byte, 0, len(kind)+1+len(payload))
 	blob = append(append(append(blob, kind...), 0), payload...)
-	n, err := scheduleScript.Run(ctx, q.rdb, q.keys, id, us, blob, rel(relative), q.channel).Int()
+	n, err := q.eval(ctx, scheduleScript, q.keys, id, us, blob, rel(relative), q.channel).Int()
 	if err != nil {
 		return false, fmt.Errorf("durable: %s %q: %w", op, id, err)
 	}
@@ -200,7 +201,7 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 	if err := q.check("Reschedule", id); err != nil {
 		return false, err
 	}
-	n, err := rescheduleScript.Run(ctx, q.rdb, q.keys, id, max(0, ceilMicro(at)), "0", q.channel).Int()
+	n, err := q.eval(ctx, rescheduleScript, q.keys, id, max(0, ceilMicro(at)), "0", q.channel).Int()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("durable: Reschedule %q: %w", id, err)
@@ -218,7 +219,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
 	if err := q.check("Cancel", id); err != nil {
 		return false, err
 	}
-	n, err := cancelScript.Run(ctx, q.rdb, q.keys, id).Int()
+	n, err := q.eval(ctx, cancelScript, q.keys, id).Int()
 	if err != nil {
 		return false, fmt.Errorf("durable: Cancel %q: %w", id, err)
 	}

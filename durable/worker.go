@@ -374,7 +374,7 @@ func (w *worker) ack(batch []*attempt) bool {
 	for _, a := range batch {
 		args = append(args, a.job.ID, a.token)
 	}
-	n, err := ackScript.Run(context.Background(), w.q.rdb, w.q.keys, args...).Int()
+	n, err := written(w.q.eval(context.Background(), ackScript, w.q.keys, args...)).Int()
 	if err != nil {
 		return false
 	}

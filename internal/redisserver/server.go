@@ -42,6 +42,7 @@ type Server struct {
 	cmd      *exec.Cmd     // nil when stopped
 	exited   chan struct{} // closed once cmd has exited
 	log      *logWriter
+	orphan   bool // killed when the process that started it dies (a Cluster's nodes)
 }
 
 // Start starts a redis-server with the arguments args (NoPersistence,
@@ -51,11 +52,15 @@ func Start(dir string, args ...string) (*Server, error) {
 	if len(args) == 0 {
 		args = NoPersistence
 	}
+	return start(dir, false, args)
+}
+
+func start(dir string, orphan bool, args []string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotFound
 	}
-	s := &Server{bin: bin, dir: dir, args: args}
+	s := &Server{bin: bin, dir: dir, args: args, orphan: orphan}
 	for range 3 { // another process may take the port between the probe and the start
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -82,6 +87,9 @@ func (s *Server) Restart() error {
 		"--daemonize", "no", "--logfile", ""}, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if s.orphan {
+		dieWithParent(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redisserver: %w", err)
 	}

@@ -1,0 +1,408 @@
+package durable_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/durable"
+	"github.com/timewheel/timewheel/internal/redisserver"
+)
+
+// The tests on a Redis Cluster share one cluster of six redis-servers
+// (three primaries, a replica each; redisserver.SharedCluster), started
+// by the first and stopped once all have run: stopCluster wraps the
+// tests' run in TestMain.
+type stopCluster struct{ m *testing.M }
+
+func (s stopCluster) Run() int {
+	code := s.m.Run()
+	redisserver.StopSharedCluster()
+	return code
+}
+
+// clusterClient returns a cluster client of c, closed when the test
+// ends. It reloads the cluster's layout every second: go-redis learns of
+// a failover only from a reload (every 60 s by default) or a MOVED reply,
+// and a dead primary sends none.
+func clusterClient(tb testing.TB, c *redisserver.Cluster) redis.UniversalClient {
+	tb.Helper()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ClusterStateReloadInterval: time.Second})
+	tb.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// The environment of a cluster replica process: TestClusterReplica runs
+// as one when clusterAddrs is set.
+const (
+	clusterAddrs   = "DURABLE_TEST_CLUSTER_ADDRS"   // the seeds, comma separated
+	clusterReplica = "DURABLE_TEST_CLUSTER_REPLICA" // the worker ID
+	clusterQueue   = "DURABLE_TEST_CLUSTER_QUEUE"   // the queue's name
+	clusterOpts    = "DURABLE_TEST_CLUSTER_OPTS"    // options: "replicated", "shards=k", comma separated
+)
+
+// clusterWork is how long a cluster replica's handler takes; clusterLease
+// its lease.
+const (
+	clusterWork  = 20 * time.Millisecond
+	clusterLease = time.Second
+)
+
+// clusterOptions returns the Queue options opts names.
+func clusterOptions(tb testing.TB, opts string) []durable.Option {
+	var out []durable.Option
+	for o := range strings.SplitSeq(opts, ",") {
+		switch {
+		case o == "":
+		case o == "replicated":
+			out = append(out, durable.WithReplicated(1, time.Second))
+		default:
+			tb.Fatalf("unknown cluster option %q", o)
+		}
+	}
+	return out
+}
+
+// TestClusterReplica is a replica process of the cluster tests (the test
+// binary run again): a worker on the cluster at $DURABLE_TEST_CLUSTER_ADDRS
+// that prints "ready", then a line "run id replica attempt start due" (µs)
+// as each handler starts, until its stdin closes; then it closes.
+func TestClusterReplica(t *testing.T) {
+	addrs := os.Getenv(clusterAddrs)
+	if addrs == "" {
+		t.Skip("a replica process of the cluster tests")
+	}
+	name := os.Getenv(clusterReplica)
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ","), ClusterStateReloadInterval: time.Second})
+	defer rdb.Close()
+	opts := append(clusterOptions(t, os.Getenv(clusterOpts)),
+		durable.WithName(os.Getenv(clusterQueue)), durable.WithWorkerID(name),
+		durable.WithLease(clusterLease), durable.WithConcurrency(32),
+		durable.WithHandler("work", func(ctx context.Context, j durable.Job) error {
+			fmt.Printf("run %s %s %d %d %d\n", j.ID, name, j.Attempt, time.Now().UnixMicro(), j.Due.UnixMicro())
+			select {
+			case <-time.After(clusterWork):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}))
+	q := durable.New(rdb, opts...)
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	if err := q.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A crun is a handler start a cluster replica printed.
+type crun struct {
+	replica    string
+	attempt    int
+	start, due time.Time
+}
+
+// cruns gathers the starts the replicas print.
+type cruns struct {
+	mu   sync.Mutex
+	byID map[string][]crun // guarded by mu
+	n    int               // guarded by mu
+}
+
+func (r *cruns) add(line string) {
+	f := strings.Fields(line)
+	if len(f) != 6 || f[0] != "run" {
+		return
+	}
+	a, _ := strconv.Atoi(f[3])
+	s, _ := strconv.ParseInt(f[4], 10, 64)
+	d, _ := strconv.ParseInt(f[5], 10, 64)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byID[f[1]] = append(r.byID[f[1]], crun{f[2], a, time.UnixMicro(s), time.UnixMicro(d)})
+	r.n++
+}
+
+func (r *cruns) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+func (r *cruns) get(id string) []crun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.byID[id])
+}
+
+// A creplica is a cluster replica process.
+type creplica struct {
+	name  string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	read  chan struct{} // closed once its stdout is read to the end
+	once  sync.Once
+}
+
+// startClusterReplicas starts n replica processes of queue on c, with
+// the options opts, which add the runs they print to runs.
+func startClusterReplicas(t *testing.T, c *redisserver.Cluster, queue, opts string, n int, runs *cruns) []*creplica {
+	t.Helper()
+	var rs []*creplica
+	for i := range n {
+		name := fmt.Sprintf("%s-r%d", queue, i)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestClusterReplica$", "-test.count=1")
+		cmd.Env = append(os.Environ(), clusterAddrs+"="+strings.Join(c.Addrs(), ","),
+			clusterReplica+"="+name, clusterQueue+"="+queue, clusterOpts+"="+opts)
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := &creplica{name: name, cmd: cmd, stdin: stdin, read: make(chan struct{})}
+		t.Cleanup(func() { r.kill() })
+		ready := make(chan struct{})
+		go func() {
+			defer close(r.read)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if sc.Text() == "ready" {
+					close(ready)
+				}
+				runs.add(sc.Text())
+			}
+		}()
+		select {
+		case <-ready:
+		case <-r.read:
+			t.Fatalf("replica %s exited before it was ready", name)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("replica %s not ready in 30s", name)
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+// kill kills the replica with SIGKILL, unless it has ended.
+func (r *creplica) kill() {
+	r.once.Do(func() {
+		r.cmd.Process.Kill()
+		<-r.read
+		r.cmd.Wait()
+	})
+}
+
+// close closes the replica's stdin, so that it closes its queue, and
+// waits for it to exit.
+func (r *creplica) close(t *testing.T) {
+	r.once.Do(func() {
+		r.stdin.Close()
+		<-r.read
+		if err := r.cmd.Wait(); err != nil {
+			t.Errorf("replica %s: %v", r.name, err)
+		}
+	})
+}
+
+// clusterEmpty reports whether the store of queue name holds no job.
+func clusterEmpty(rdb redis.UniversalClient, name string) bool {
+	return empty(rdb, name)
+}
+
+// Three replica processes on a cluster run 600 jobs due over 1.5 s, each
+// once, none before its due time; the queue's keys all live on the
+// primary of the slot of {name}.
+func TestClusterRunsOnce(t *testing.T) {
+	c := redisserver.SharedCluster(t)
+	rdb := clusterClient(t, c)
+	const name, n = "c-once", 600
+	runs := &cruns{byID: map[string][]crun{}}
+	rs := startClusterReplicas(t, c, name, "", 3, runs)
+	q := newQueue(t, rdb, durable.WithName(name), durable.WithKinds("work"))
+	ctx := context.Background()
+	start := time.Now().Add(300 * time.Millisecond)
+	for i := range n {
+		due := start.Add(time.Duration((i*7919)%n) * 1500 * time.Millisecond / n)
+		if ok, err := q.Schedule(ctx, fmt.Sprint("job-", i), "work", due, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	p, err := c.Primary(redisserver.Slot("{" + name + "}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := p.Do("EXISTS", "{"+name+"}:due"); err != nil || v != int64(1) {
+		t.Errorf("{%s}:due not on the primary of its slot, %s: %v, %v", name, p.Addr, v, err)
+	}
+	waitFor(t, 20*time.Second, "every job run", func() bool { return runs.total() >= n })
+	waitFor(t, 10*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	for _, r := range rs {
+		r.close(t)
+	}
+	perReplica := map[string]int{}
+	var worst time.Duration
+	for i := range n {
+		rr := runs.get(fmt.Sprint("job-", i))
+		if len(rr) != 1 {
+			t.Errorf("job-%d ran %d times: %+v", i, len(rr), rr)
+			continue
+		}
+		perReplica[rr[0].replica]++
+		if l := rr[0].start.Sub(rr[0].due); l < 0 {
+			t.Errorf("job-%d started %v early", i, -l)
+		} else {
+			worst = max(worst, l)
+		}
+	}
+	t.Logf("runs per replica %v; latest start %v after its due time", perReplica, worst)
+}
+
+// failoverResult is what a failover run counts.
+type failoverResult struct {
+	acked, unacked, lost, twice int
+	down                        time.Duration
+}
+
+// runFailover runs jobs of queue name on c from two replica processes
+// while the test schedules jobs of 8 KiB from 8 goroutines, then, in
+// turn: stops (SIGSTOP) the replica of the primary that holds the queue
+// for 400 ms, as a stall would, kills the primary with SIGKILL while the
+// replica is behind, waits for the replica's promotion, restarts the
+// killed node as the new primary's replica, and stops scheduling. It
+// counts the jobs Schedule acknowledged and those it did not (an error),
+// the acknowledged jobs that never ran (lost) and the jobs that ran more
+// than once.
+func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string) failoverResult {
+	rdb := clusterClient(t, c)
+	runs := &cruns{byID: map[string][]crun{}}
+	rs := startClusterReplicas(t, c, name, opts, 2, runs)
+	q := newQueue(t, rdb, append(clusterOptions(t, opts), durable.WithName(name), durable.WithKinds("work"))...)
+	slot := redisserver.Slot("{" + name + "}")
+	primary, err := c.Primary(slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica, err := c.Replica(primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		acked   []string // guarded by mu
+		unacked int      // guarded by mu
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	payload := make([]byte, 8<<10)
+	for range 8 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprint("f-", next.Add(1))
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				ok, err := q.Schedule(ctx, id, "work", time.Now().Add(500*time.Millisecond), payload)
+				cancel()
+				mu.Lock()
+				if ok && err == nil {
+					acked = append(acked, id)
+				} else {
+					unacked++
+				}
+				mu.Unlock()
+				if err != nil {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	replica.Pause()
+	time.Sleep(400 * time.Millisecond)
+	killed, _, down, err := c.KillPrimary(slot)
+	if err != nil {
+		replica.Resume()
+		close(stop)
+		wg.Wait()
+		t.Fatal(err)
+	}
+	if err := c.Rejoin(killed); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	// Every job in the store runs: wait until it is empty, and for the
+	// lease of any lost ack or claim to run out and its job to run again.
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	time.Sleep(clusterLease + 500*time.Millisecond)
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	for _, r := range rs {
+		r.close(t)
+	}
+	res := failoverResult{acked: len(acked), unacked: unacked, down: down}
+	for _, id := range acked {
+		rr := runs.get(id)
+		if len(rr) == 0 {
+			res.lost++
+		}
+	}
+	for i := range next.Load() {
+		rr := runs.get(fmt.Sprint("f-", i+1))
+		if len(rr) > 1 {
+			res.twice++
+		}
+		for _, r := range rr {
+			if r.start.Before(r.due) {
+				t.Errorf("f-%d started %v early", i+1, r.due.Sub(r.start))
+			}
+		}
+	}
+	return res
+}
+
+// A primary killed (SIGKILL) while its replica is 400 ms behind, the
+// replica promoted: without WithReplicated, Schedule acknowledged jobs
+// the replica never got, and they are lost; with it, none is.
+func TestClusterFailover(t *testing.T) {
+	c := redisserver.SharedCluster(t)
+	for _, tc := range []struct{ name, opts string }{
+		{"c-fail-async", ""},
+		{"c-fail-replicated", "replicated"},
+	} {
+		t.Run(strings.TrimPrefix(tc.name, "c-fail-"), func(t *testing.T) {
+			r := runFailover(t, c, tc.name, tc.opts)
+			t.Logf("%s: slot without a primary for %v; %d jobs acknowledged, %d not (an error); %d acknowledged jobs lost; %d jobs ran twice",
+				tc.name, r.down.Round(time.Millisecond), r.acked, r.unacked, r.lost, r.twice)
+			if tc.opts == "replicated" && r.lost > 0 {
+				t.Errorf("WithReplicated: %d acknowledged jobs lost", r.lost)
+			}
+		})
+	}
+}
