@@ -27,6 +27,7 @@ type config struct {
 	wheel       *timewheel.Wheel
 	worker      string
 	replicated  replication // WithReplicated; replicated.go
+	shards      int         // WithShards, 0 meaning 1; shards.go
 }
 
 func defaults() config {

@@ -65,8 +65,9 @@ var ErrRunning = errors.New("durable: job is running")
 // one with New.
 type Queue struct {
 	rdb     redis.UniversalClient
-	keys    []string // :due, :job, :run, :dead
-	channel string
+	shards  []shard         // WithShards: shardOf(id) holds job id
+	keys    []string        // :due, :job, :run, :dead of shards[0]
+	channel string          // shards[0]'s
 	kinds   map[string]bool // nil: any kind
 	cfg     config
 	stats   counters
@@ -112,13 +113,11 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		o(&cfg)
 	}
 	checkReplicated(rdb, cfg.replicated)
-	tag := "{" + cfg.name + "}:"
-	q := &Queue{
-		rdb:     rdb,
-		keys:    []string{tag + "due", tag + "job", tag + "run", tag + "dead"},
-		channel: tag + "ev",
-		cfg:     cfg,
+	q := &Queue{rdb: rdb, cfg: cfg}
+	for _, tag := range shardTags(cfg.name, max(1, cfg.shards)) {
+		q.shards = append(q.shards, newShard(tag))
 	}
+	q.keys, q.channel = q.shards[0].keys, q.shards[0].channel
 	if len(cfg.kinds) > 0 || len(cfg.handlers) > 0 {
 		q.kinds = map[string]bool{}
 		for _, k := range cfg.kinds {
@@ -177,7 +176,8 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 	}
 	blob := make([]byte, 0, len(kind)+1+len(payload))
 	blob = append(append(append(blob, kind...), 0), payload...)
-	n, err := q.eval(ctx, scheduleScript, q.keys, id, us, blob, rel(relative), q.channel).Int()
+	sh := q.shardOf(id)
+	n, err := q.eval(ctx, scheduleScript, sh.keys, id, us, blob, rel(relative), sh.channel).Int()
 	if err != nil {
 		return false, fmt.Errorf("durable: %s %q: %w", op, id, err)
 	}
@@ -201,7 +201,8 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 	if err := q.check("Reschedule", id); err != nil {
 		return false, err
 	}
-	n, err := q.eval(ctx, rescheduleScript, q.keys, id, max(0, ceilMicro(at)), "0", q.channel).Int()
+	sh := q.shardOf(id)
+	n, err := q.eval(ctx, rescheduleScript, sh.keys, id, max(0, ceilMicro(at)), "0", sh.channel).Int()
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("durable: Reschedule %q: %w", id, err)
@@ -219,7 +220,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
 	if err := q.check("Cancel", id); err != nil {
 		return false, err
 	}
-	n, err := q.eval(ctx, cancelScript, q.keys, id).Int()
+	n, err := q.eval(ctx, cancelScript, q.shardOf(id).keys, id).Int()
 	if err != nil {
 		return false, fmt.Errorf("durable: Cancel %q: %w", id, err)
 	}
@@ -260,7 +261,7 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 	if err := q.check("Lookup", id); err != nil {
 		return Info{}, false, err
 	}
-	v, err := lookupScript.Run(ctx, q.rdb, q.keys, id).Slice()
+	v, err := lookupScript.Run(ctx, q.rdb, q.shardOf(id).keys, id).Slice()
 	if err != nil {
 		return Info{}, false, fmt.Errorf("durable: Lookup %q: %w", id, err)
 	}
