@@ -110,14 +110,14 @@ func startNode(dir string, args []string) (*Server, error) {
 		bus := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 		l.Close()
 		var s *Server
-		s, err = start(dir, true, append([]string{
+		s, err = start(&Server{dir: dir, orphan: true, args: append([]string{
 			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-port", bus,
 			"--cluster-node-timeout", strconv.Itoa(int(NodeTimeout / time.Millisecond)),
 			"--cluster-replica-validity-factor", "0",
 			"--cluster-require-full-coverage", "no",
 			"--repl-diskless-sync-delay", "0",
-		}, args...))
+		}, args...)})
 		if err == nil {
 			return s, nil
 		}

@@ -79,3 +79,23 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A Sentinel promotes the replica of a killed primary, which has what
+// the primary had.
+func TestSentinels(t *testing.T) {
+	ss := SentinelsForTest(t, "harness")
+	if _, err := ss.Primary.Do("SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := ss.Primary.Do("WAIT", "1", "5000"); err != nil || v != int64(1) {
+		t.Fatalf("WAIT: %v, %v", v, err)
+	}
+	down, err := ss.KillPrimary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("no primary for %v", down)
+	if v, err := ss.Replica.Do("GET", "k"); err != nil || v != "v" {
+		t.Fatalf("GET on the promoted replica: %v, %v", v, err)
+	}
+}
