@@ -406,3 +406,101 @@ func TestClusterFailover(t *testing.T) {
 		})
 	}
 }
+
+// queueSlots returns the slots of the shards of queue name, k shards.
+func queueSlots(name string, k int) []int {
+	var slots []int
+	for _, tag := range durable.ShardTags(name, k) {
+		slots = append(slots, redisserver.Slot("{"+tag+"}"))
+	}
+	return slots
+}
+
+// The slots of a queue moved to other primaries and back (CLUSTER SETSLOT
+// and MIGRATE, what redis-cli --cluster reshard does for each slot it
+// moves) while three replica processes run its jobs and the test
+// schedules more: every job runs once, none early.
+func TestClusterSlotMigration(t *testing.T) {
+	testSlotMigration(t, "c-move", "", 1)
+}
+
+func testSlotMigration(t *testing.T, name, opts string, shards int) {
+	c := redisserver.SharedCluster(t)
+	rdb := clusterClient(t, c)
+	runs := &cruns{byID: map[string][]crun{}}
+	rs := startClusterReplicas(t, c, name, opts, 3, runs)
+	q := newQueue(t, rdb, append(clusterOptions(t, opts), durable.WithName(name), durable.WithKinds("work"))...)
+	ctx := context.Background()
+	const n = 800
+	start := time.Now().Add(300 * time.Millisecond)
+	var retried atomic.Int64
+	schedule := func(i int) {
+		id := fmt.Sprint("job-", i)
+		due := start.Add(time.Duration(i) * 2 * time.Second / n)
+		for {
+			_, err := q.Schedule(ctx, id, "work", due, nil)
+			if err == nil {
+				return
+			}
+			retried.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for i := range n / 2 {
+		schedule(i)
+	}
+	done := make(chan struct{})
+	go func() { // the other half while the slots move
+		defer close(done)
+		for i := n / 2; i < n; i++ {
+			schedule(i)
+		}
+	}()
+	slots := queueSlots(name, shards)
+	home := map[int]*redisserver.Server{}
+	for _, s := range slots {
+		p, err := c.Primary(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		home[s] = p
+	}
+	ps, err := c.Primaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	move := func(to func(s int) *redisserver.Server) {
+		for _, s := range slots {
+			if err := c.MoveSlot(s, to(s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(time.Until(start.Add(700 * time.Millisecond)))
+	move(func(s int) *redisserver.Server { // each to the next primary
+		i := slices.Index(ps, home[s])
+		return ps[(i+1)%len(ps)]
+	})
+	time.Sleep(time.Until(start.Add(1400 * time.Millisecond)))
+	move(func(s int) *redisserver.Server { return home[s] })
+	<-done
+	waitFor(t, 20*time.Second, "every job run", func() bool { return runs.total() >= n })
+	waitFor(t, 10*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	for _, r := range rs {
+		r.close(t)
+	}
+	var worst time.Duration
+	for i := range n {
+		rr := runs.get(fmt.Sprint("job-", i))
+		if len(rr) != 1 {
+			t.Errorf("job-%d ran %d times: %+v", i, len(rr), rr)
+			continue
+		}
+		if l := rr[0].start.Sub(rr[0].due); l < 0 {
+			t.Errorf("job-%d started %v early", i, -l)
+		} else {
+			worst = max(worst, l)
+		}
+	}
+	t.Logf("%d slots moved twice; %d Schedules retried after an error; latest start %v after its due time", len(slots), retried.Load(), worst)
+}
