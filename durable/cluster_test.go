@@ -68,6 +68,12 @@ func clusterOptions(tb testing.TB, opts string) []durable.Option {
 		case o == "":
 		case o == "replicated":
 			out = append(out, durable.WithReplicated(1, time.Second))
+		case strings.HasPrefix(o, "shards="):
+			k, err := strconv.Atoi(strings.TrimPrefix(o, "shards="))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out = append(out, durable.WithShards(k))
 		default:
 			tb.Fatalf("unknown cluster option %q", o)
 		}
@@ -224,57 +230,76 @@ func (r *creplica) close(t *testing.T) {
 	})
 }
 
-// clusterEmpty reports whether the store of queue name holds no job.
-func clusterEmpty(rdb redis.UniversalClient, name string) bool {
-	return empty(rdb, name)
-}
-
 // Three replica processes on a cluster run 600 jobs due over 1.5 s, each
-// once, none before its due time; the queue's keys all live on the
-// primary of the slot of {name}.
+// once, none before its due time: a queue of one shard, whose keys live
+// on the primary of the slot of {name}, and one of 3 shards, one on each
+// primary.
 func TestClusterRunsOnce(t *testing.T) {
 	c := redisserver.SharedCluster(t)
-	rdb := clusterClient(t, c)
-	const name, n = "c-once", 600
-	runs := &cruns{byID: map[string][]crun{}}
-	rs := startClusterReplicas(t, c, name, "", 3, runs)
-	q := newQueue(t, rdb, durable.WithName(name), durable.WithKinds("work"))
-	ctx := context.Background()
-	start := time.Now().Add(300 * time.Millisecond)
-	for i := range n {
-		due := start.Add(time.Duration((i*7919)%n) * 1500 * time.Millisecond / n)
-		if ok, err := q.Schedule(ctx, fmt.Sprint("job-", i), "work", due, nil); !ok || err != nil {
-			t.Fatal(ok, err)
+	for _, k := range []int{1, 3} {
+		t.Run(fmt.Sprint("shards=", k), func(t *testing.T) {
+			name := fmt.Sprint("c-once-", k)
+			rdb := clusterClient(t, c)
+			const n = 600
+			runs := &cruns{byID: map[string][]crun{}}
+			rs := startClusterReplicas(t, c, name, fmt.Sprint("shards=", k), 3, runs)
+			q := newQueue(t, rdb, durable.WithName(name), durable.WithKinds("work"), durable.WithShards(k))
+			ctx := context.Background()
+			start := time.Now().Add(300 * time.Millisecond)
+			for i := range n {
+				due := start.Add(time.Duration((i*7919)%n) * 1500 * time.Millisecond / n)
+				if ok, err := q.Schedule(ctx, fmt.Sprint("job-", i), "work", due, nil); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+			}
+			primaries := map[*redisserver.Server]bool{}
+			for _, tag := range durable.ShardTags(name, k) {
+				key := "{" + tag + "}:due"
+				p, err := c.Primary(redisserver.Slot(key))
+				if err != nil {
+					t.Fatal(err)
+				}
+				primaries[p] = true
+				if v, err := p.Do("EXISTS", key); err != nil || v != int64(1) {
+					t.Errorf("%s not on the primary of its slot, %s: %v, %v", key, p.Addr, v, err)
+				}
+			}
+			if len(primaries) != k {
+				t.Errorf("%d shards on %d primaries", k, len(primaries))
+			}
+			waitFor(t, 20*time.Second, "every job run", func() bool { return runs.total() >= n })
+			waitFor(t, 10*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, k) })
+			for _, r := range rs {
+				r.close(t)
+			}
+			perReplica := map[string]int{}
+			var worst time.Duration
+			for i := range n {
+				rr := runs.get(fmt.Sprint("job-", i))
+				if len(rr) != 1 {
+					t.Errorf("job-%d ran %d times: %+v", i, len(rr), rr)
+					continue
+				}
+				perReplica[rr[0].replica]++
+				if l := rr[0].start.Sub(rr[0].due); l < 0 {
+					t.Errorf("job-%d started %v early", i, -l)
+				} else {
+					worst = max(worst, l)
+				}
+			}
+			t.Logf("runs per replica %v; latest start %v after its due time", perReplica, worst)
+		})
+	}
+}
+
+// shardsEmpty reports whether the k shards of queue name hold no job.
+func shardsEmpty(rdb redis.UniversalClient, name string, k int) bool {
+	for _, tag := range durable.ShardTags(name, k) {
+		if !empty(rdb, tag) {
+			return false
 		}
 	}
-	p, err := c.Primary(redisserver.Slot("{" + name + "}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := p.Do("EXISTS", "{"+name+"}:due"); err != nil || v != int64(1) {
-		t.Errorf("{%s}:due not on the primary of its slot, %s: %v, %v", name, p.Addr, v, err)
-	}
-	waitFor(t, 20*time.Second, "every job run", func() bool { return runs.total() >= n })
-	waitFor(t, 10*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
-	for _, r := range rs {
-		r.close(t)
-	}
-	perReplica := map[string]int{}
-	var worst time.Duration
-	for i := range n {
-		rr := runs.get(fmt.Sprint("job-", i))
-		if len(rr) != 1 {
-			t.Errorf("job-%d ran %d times: %+v", i, len(rr), rr)
-			continue
-		}
-		perReplica[rr[0].replica]++
-		if l := rr[0].start.Sub(rr[0].due); l < 0 {
-			t.Errorf("job-%d started %v early", i, -l)
-		} else {
-			worst = max(worst, l)
-		}
-	}
-	t.Logf("runs per replica %v; latest start %v after its due time", perReplica, worst)
+	return true
 }
 
 // failoverResult is what a failover run counts.
@@ -360,9 +385,9 @@ func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string) failov
 
 	// Every job in the store runs: wait until it is empty, and for the
 	// lease of any lost ack or claim to run out and its job to run again.
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, 1) })
 	time.Sleep(clusterLease + 500*time.Millisecond)
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, 1) })
 	for _, r := range rs {
 		r.close(t)
 	}
@@ -421,7 +446,8 @@ func queueSlots(name string, k int) []int {
 // moves) while three replica processes run its jobs and the test
 // schedules more: every job runs once, none early.
 func TestClusterSlotMigration(t *testing.T) {
-	testSlotMigration(t, "c-move", "", 1)
+	t.Run("shards=1", func(t *testing.T) { testSlotMigration(t, "c-move-1", "", 1) })
+	t.Run("shards=3", func(t *testing.T) { testSlotMigration(t, "c-move-3", "shards=3", 3) })
 }
 
 func testSlotMigration(t *testing.T, name, opts string, shards int) {
@@ -485,7 +511,7 @@ func testSlotMigration(t *testing.T, name, opts string, shards int) {
 	move(func(s int) *redisserver.Server { return home[s] })
 	<-done
 	waitFor(t, 20*time.Second, "every job run", func() bool { return runs.total() >= n })
-	waitFor(t, 10*time.Second, "the store empty", func() bool { return clusterEmpty(rdb, name) })
+	waitFor(t, 10*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, shards) })
 	for _, r := range rs {
 		r.close(t)
 	}

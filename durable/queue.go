@@ -75,7 +75,9 @@ type Queue struct {
 	mu     sync.Mutex
 	closed bool // guarded by mu
 
-	w *worker // nil without handlers
+	ws       []*worker        // a worker per shard; none without handlers
+	wheel    *timewheel.Wheel // the workers'
+	ownWheel bool             // the Queue made wheel, and closes it
 }
 
 // A Job is a job as its handler gets it.
@@ -128,7 +130,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		}
 	}
 	if len(cfg.handlers) > 0 {
-		q.w = startWorker(q)
+		q.startWorkers()
 	}
 	return q
 }
@@ -302,10 +304,7 @@ func (q *Queue) Close(ctx context.Context) error {
 	}
 	q.closed = true
 	q.mu.Unlock()
-	if q.w == nil {
-		return nil
-	}
-	return q.w.close(ctx)
+	return q.closeWorkers(ctx)
 }
 
 // check refuses an operation on a zero or closed Queue, or with a bad ID.

@@ -1,9 +1,11 @@
 package durable
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"sync"
 )
 
 // MaxShards is the most shards WithShards takes.
@@ -81,6 +83,40 @@ func (q *Queue) shardOf(id string) *shard {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return &q.shards[h.Sum32()%uint32(len(q.shards))]
+}
+
+// startWorkers starts a worker per shard. They share the Queue's wheel
+// and WithConcurrency's handler slots: a replica runs at most that many
+// handlers across its shards.
+func (q *Queue) startWorkers() {
+	q.wheel, q.ownWheel = wheelOrNew(&q.cfg)
+	slots := make(chan struct{}, q.cfg.concurrency)
+	for range q.cfg.concurrency {
+		slots <- struct{}{}
+	}
+	for i := range q.shards {
+		q.ws = append(q.ws, startWorker(q, &q.shards[i], q.wheel, slots))
+	}
+}
+
+// closeWorkers closes the workers at once, then the wheel if the Queue
+// made it, and returns ctx's error if it ended first.
+func (q *Queue) closeWorkers(ctx context.Context) error {
+	errs := make([]error, len(q.ws))
+	var wg sync.WaitGroup
+	for i, w := range q.ws {
+		wg.Go(func() { errs[i] = w.close(ctx) })
+	}
+	wg.Wait()
+	if q.ownWheel {
+		q.wheel.Close()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // slot returns the Redis Cluster slot of a hash tag: CRC16 (XMODEM) of

@@ -33,10 +33,10 @@ const maxAcks = 512
 // it last cannot hide an earlier wake another caller asked for. mu guards
 // the fields below it; Redis is never called with mu held.
 type worker struct {
-	q        *Queue
-	wheel    *timewheel.Wheel
-	ownWheel bool
-	ps       *redis.PubSub
+	q     *Queue
+	sh    *shard // the shard it claims from: a Queue has a worker per shard
+	wheel *timewheel.Wheel
+	ps    *redis.PubSub
 
 	ctx    context.Context // the handlers' parent, canceled by close after its wait
 	cancel context.CancelFunc
@@ -67,23 +67,23 @@ type attempt struct {
 	lost   atomic.Bool // a renewal found the lease gone, and counted it
 }
 
-func startWorker(q *Queue) *worker {
+// startWorker starts the worker of shard sh on wheel, its handlers
+// holding the tokens of slots, which the Queue's workers share.
+func startWorker(q *Queue, sh *shard, wheel *timewheel.Wheel, slots chan struct{}) *worker {
 	c := &q.cfg
 	w := &worker{
 		q:       q,
+		sh:      sh,
+		wheel:   wheel,
 		stop:    make(chan struct{}),
 		kick:    make(chan struct{}, 1),
-		slots:   make(chan struct{}, c.concurrency),
+		slots:   slots,
 		acks:    make(chan *attempt, c.concurrency),
 		ackEnd:  make(chan struct{}),
 		running: map[string]*attempt{},
 	}
-	w.wheel, w.ownWheel = wheelOrNew(c)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	for range c.concurrency {
-		w.slots <- struct{}{}
-	}
-	w.ps = q.rdb.Subscribe(w.ctx, q.channel)
+	w.ps = q.rdb.Subscribe(w.ctx, sh.channel)
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
@@ -154,7 +154,7 @@ func (w *worker) claimDue() {
 // clock.
 func (w *worker) claim(n int) ([]*attempt, int64, error) {
 	c := &w.q.cfg
-	v, err := claimScript.Run(w.ctx, w.q.rdb, w.q.keys, n, c.lease.Microseconds(), c.worker).Slice()
+	v, err := claimScript.Run(w.ctx, w.q.rdb, w.sh.keys, n, c.lease.Microseconds(), c.worker).Slice()
 	local := w.wheel.Now()
 	if err != nil {
 		return nil, 0, err
@@ -297,8 +297,8 @@ func (w *worker) fail(a *attempt, cause error) {
 		backoff, attempts = 0, math.MaxInt32
 	}
 	w.forget(a)
-	r, err := failScript.Run(context.Background(), w.q.rdb, w.q.keys,
-		a.job.ID, a.token, attempts, backoff.Microseconds(), cause.Error(), w.q.channel).Int()
+	r, err := failScript.Run(context.Background(), w.q.rdb, w.sh.keys,
+		a.job.ID, a.token, attempts, backoff.Microseconds(), cause.Error(), w.sh.channel).Int()
 	switch {
 	case err != nil:
 		// The lease runs out and the job runs again, as after a crash.
@@ -374,7 +374,7 @@ func (w *worker) ack(batch []*attempt) bool {
 	for _, a := range batch {
 		args = append(args, a.job.ID, a.token)
 	}
-	n, err := written(w.q.eval(context.Background(), ackScript, w.q.keys, args...)).Int()
+	n, err := written(w.q.eval(context.Background(), ackScript, w.sh.keys, args...)).Int()
 	if err != nil {
 		return false
 	}
@@ -415,7 +415,7 @@ func (w *worker) renew() {
 	if len(args) == 1 {
 		return
 	}
-	lost, err := renewScript.Run(context.Background(), w.q.rdb, w.q.keys, args...).StringSlice()
+	lost, err := renewScript.Run(context.Background(), w.q.rdb, w.sh.keys, args...).StringSlice()
 	if err != nil {
 		return
 	}
@@ -432,8 +432,7 @@ func (w *worker) renew() {
 }
 
 // close stops claiming, waits for the handlers until ctx ends (then
-// cancels them and waits for them to return), flushes the acks and
-// closes the wheel if the worker made it.
+// cancels them and waits for them to return) and flushes the acks.
 func (w *worker) close(ctx context.Context) error {
 	w.mu.Lock()
 	w.stopping = true
@@ -461,8 +460,5 @@ func (w *worker) close(ctx context.Context) error {
 	close(w.ackEnd)
 	w.acker.Wait()
 	w.cancel()
-	if w.ownWheel {
-		w.wheel.Close()
-	}
 	return err
 }
