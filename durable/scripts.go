@@ -24,14 +24,14 @@ import "github.com/redis/go-redis/v9"
 // scheduleScript adds a job unless its ID exists: 1 if added, 0 if not.
 // ARGV: id, µs, blob, relative ("1": µs is a delay from the server's
 // now), channel.
-var scheduleScript = redis.NewScript(`
+var scheduleScript = redis.NewScript(spublish + `
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
 local s = tonumber(ARGV[2])
 if ARGV[4] == '1' then local t = redis.call('TIME'); s = s + t[1] * 1000000 + t[2] end
 s = string.format('%d', s)
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[1], s, ARGV[1])
-redis.call('PUBLISH', ARGV[5], s)
+spublish(ARGV[5], s)
 return 1
 `)
 
@@ -39,7 +39,7 @@ return 1
 // moved, 0 if no such job, -1 if it is running. A dead job comes back
 // with its attempts forgotten.
 // ARGV: id, µs, relative, channel.
-var rescheduleScript = redis.NewScript(`
+var rescheduleScript = redis.NewScript(spublish + `
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return 0 end
 local r = redis.call('HGET', KEYS[3], ARGV[1])
 if r and string.find(r, '|', 1, true) then return -1 end
@@ -48,7 +48,7 @@ if ARGV[3] == '1' then local t = redis.call('TIME'); s = s + t[1] * 1000000 + t[
 s = string.format('%d', s)
 if redis.call('HDEL', KEYS[4], ARGV[1]) == 1 then redis.call('HDEL', KEYS[3], ARGV[1]) end
 redis.call('ZADD', KEYS[1], s, ARGV[1])
-redis.call('PUBLISH', ARGV[4], s)
+spublish(ARGV[4], s)
 return 1
 `)
 
@@ -151,7 +151,7 @@ return lost
 // after backoff (1), or dead with its error once the attempt was the
 // last (0); -1 if the token no longer holds the lease.
 // ARGV: id, token, max attempts, backoff µs, error, channel.
-var failScript = redis.NewScript(`
+var failScript = redis.NewScript(spublish + `
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return -1 end
 local a = tonumber(string.match(ARGV[2], '^%d+'))
 redis.call('HSET', KEYS[3], ARGV[1], string.format('%d', a))
@@ -163,7 +163,7 @@ end
 local t = redis.call('TIME')
 local s = string.format('%d', t[1] * 1000000 + t[2] + tonumber(ARGV[4]))
 redis.call('ZADD', KEYS[1], s, ARGV[1])
-redis.call('PUBLISH', ARGV[6], s)
+spublish(ARGV[6], s)
 return 1
 `)
 

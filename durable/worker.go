@@ -36,7 +36,7 @@ type worker struct {
 	q     *Queue
 	sh    *shard // the shard it claims from: a Queue has a worker per shard
 	wheel *timewheel.Wheel
-	ps    *redis.PubSub
+	sub   *feed // the shard's channel
 
 	ctx    context.Context // the handlers' parent, canceled by close after its wait
 	cancel context.CancelFunc
@@ -83,7 +83,7 @@ func startWorker(q *Queue, sh *shard, wheel *timewheel.Wheel, slots chan struct{
 		running: map[string]*attempt{},
 	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.ps = q.rdb.Subscribe(w.ctx, sh.channel)
+	w.sub = subscribe(q.rdb, sh.channel)
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
@@ -131,6 +131,7 @@ func (w *worker) claimDue() {
 			w.slots <- struct{}{}
 		}
 		if err != nil {
+			reloadAfter(w.q.rdb, err)
 			w.arm(retryDelay)
 			return
 		}
@@ -223,7 +224,7 @@ func (w *worker) arm(d time.Duration) {
 // every (re)subscription, when messages may have been missed.
 func (w *worker) listen() {
 	defer w.loops.Done()
-	ch := w.ps.ChannelWithSubscriptions()
+	ch := w.sub.C()
 	for {
 		select {
 		case <-w.stop:
@@ -374,7 +375,7 @@ func (w *worker) ack(batch []*attempt) bool {
 	for _, a := range batch {
 		args = append(args, a.job.ID, a.token)
 	}
-	n, err := written(w.q.eval(context.Background(), ackScript, w.sh.keys, args...)).Int()
+	n, err := ackScript.Run(context.Background(), w.q.rdb, w.sh.keys, args...).Int()
 	if err != nil {
 		return false
 	}
@@ -442,7 +443,7 @@ func (w *worker) close(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 	close(w.stop)
-	w.ps.Close()
+	w.sub.close()
 	w.loops.Wait()
 	done := make(chan struct{})
 	go func() {

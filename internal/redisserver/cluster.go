@@ -253,11 +253,13 @@ func (s *Server) Resume() {
 }
 
 // Rejoin starts a node KillPrimary killed again, on its port and
-// directory, and waits until it has rejoined as a replica in sync and
-// every node agrees.
+// directory, unless it runs, and waits until it has rejoined as a replica
+// in sync and every node agrees.
 func (c *Cluster) Rejoin(s *Server) error {
-	if err := s.Restart(); err != nil {
-		return err
+	if s.cmd == nil {
+		if err := s.Restart(); err != nil {
+			return err
+		}
 	}
 	return c.WaitHealthy(30 * time.Second)
 }
