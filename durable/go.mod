@@ -3,7 +3,6 @@ module github.com/timewheel/timewheel/durable
 go 1.25.0
 
 require (
-	github.com/hibiken/asynq v0.26.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/timewheel/timewheel v0.0.0
 	go.uber.org/goleak v1.3.0
@@ -11,13 +10,8 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
-	github.com/robfig/cron/v3 v3.0.1 // indirect
-	github.com/spf13/cast v1.10.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	golang.org/x/sys v0.37.0 // indirect
-	golang.org/x/time v0.14.0 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
 )
 
 replace github.com/timewheel/timewheel => ..

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timewheel/timewheel"
 	"github.com/timewheel/timewheel/durable"
 )
 
@@ -43,6 +44,21 @@ func TestMisusePanics(t *testing.T) {
 	mustPanic(t, "durable: WithPoll: non-positive interval -1s", func() { durable.WithPoll(-time.Second) })
 	mustPanic(t, "durable: WithWheel: nil wheel", func() { durable.WithWheel(nil) })
 	mustPanic(t, `durable: WithWorkerID: id "a|b" is empty or holds '|'`, func() { durable.WithWorkerID("a|b") })
+	mustPanic(t, "durable: Timeout: non-positive timeout 0s", func() { durable.Timeout(0) })
+	mustPanic(t, "durable: Retry: non-positive attempts 0", func() { durable.Retry(0, durable.Exponential(1, 2)) })
+	mustPanic(t, "durable: Retry: nil backoff", func() { durable.Retry(1, nil) })
+	mustPanic(t, "durable: WithTimeout: non-positive timeout -1s", func() { durable.WithTimeout(-time.Second) })
+	mustPanic(t, "durable: WithCallTimeout: timeout 1ms under 10ms", func() { durable.WithCallTimeout(time.Millisecond) })
+	mustPanic(t, "durable: WithErrorHandler: nil func", func() { durable.WithErrorHandler(nil) })
+	mustPanic(t, "durable: WithPanicHandler: nil func", func() { durable.WithPanicHandler(nil) })
+	mustPanic(t, `durable: WithHandler: option 0 of kind "k" is nil`, func() {
+		durable.WithHandler("k", func(context.Context, durable.Job) error { return nil }, nil)
+	})
+	// A zero Wheel panics in New, on the caller's goroutine, not later on
+	// the worker's.
+	mustPanic(t, "durable: New: WithWheel of a zero timewheel.Wheel", func() {
+		durable.New(rdb, durable.WithWheel(&timewheel.Wheel{}), durable.WithHandler("k", func(context.Context, durable.Job) error { return nil }))
+	})
 	var zero durable.Queue
 	mustPanic(t, "durable: Schedule on a Queue not made by New", func() { zero.Schedule(context.Background(), "a", "k", time.Now(), nil) })
 	mustPanic(t, "durable: Stats on a Queue not made by New", func() { zero.Stats() })
@@ -83,6 +99,24 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %v, %v; want an error that starts with %q", c.name, ok, err, c.want)
 		}
 	}
+	if _, err := q.Schedule(nil, "a", "k", now, nil); err == nil || err.Error() != `durable: Schedule "a": nil context` {
+		t.Errorf("Schedule with a nil context: %v", err)
+	}
+	if _, err := q.Cancel(nil, "a"); err == nil || err.Error() != `durable: Cancel "a": nil context` {
+		t.Errorf("Cancel with a nil context: %v", err)
+	}
+	if err := q.Pause(nil, "k"); err == nil || err.Error() != `durable: Pause "k": nil context` {
+		t.Errorf("Pause with a nil context: %v", err)
+	}
+	if err := q.Close(nil); err == nil || err.Error() != "durable: Close: nil context" {
+		t.Errorf("Close with a nil context: %v", err)
+	}
+	if err := q.Pause(ctx, "x"); err == nil || err.Error() != `durable: Pause "x": unknown kind "x" (no handler or WithKinds names it)` {
+		t.Errorf("Pause of an unknown kind: %v", err)
+	}
+	if err := q.Resume(ctx, "k\x00"); err == nil || !strings.HasPrefix(err.Error(), `durable: Resume "k\x00": kind "k\x00" is over 255 bytes or holds a NUL`) {
+		t.Errorf("Resume of a kind with a NUL: %v", err)
+	}
 	if _, _, err := q.Lookup(ctx, ""); err == nil || err.Error() != "durable: Lookup: empty ID" {
 		t.Errorf("Lookup of an empty ID: %v", err)
 	}
@@ -101,7 +135,9 @@ func TestBadInput(t *testing.T) {
 }
 
 // A Redis that cannot be reached is an error that names the call and the
-// ID.
+// ID, within the call timeout (1 s by default, not the client's retries);
+// for a second after, the Queue's calls fail at once with ErrUnavailable,
+// but for one every 100ms, which probes.
 func TestRedisDownError(t *testing.T) {
 	srv := startRedis(t)
 	rdb := newClient(t, srv.Addr)
@@ -109,7 +145,34 @@ func TestRedisDownError(t *testing.T) {
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	t0 := time.Now()
 	if _, err := q.Schedule(ctx, "a", "k", time.Now(), nil); err == nil || !strings.HasPrefix(err.Error(), `durable: Schedule "a": `) {
 		t.Errorf("Schedule with Redis down: %v", err)
+	}
+	first := time.Since(t0)
+	t0 = time.Now()
+	_, err := q.Schedule(ctx, "b", "k", time.Now(), nil)
+	if !errors.Is(err, durable.ErrUnavailable) || !strings.HasPrefix(err.Error(), `durable: Schedule "b": durable: Redis unreachable (`) {
+		t.Errorf("second Schedule with Redis down: %v", err)
+	}
+	second := time.Since(t0)
+	t.Logf("the first Schedule returned after %v, the second after %v", first, second)
+	if first > 1500*time.Millisecond || second > 100*time.Millisecond {
+		t.Errorf("Schedule returned after %v, then %v; want within the 1s call timeout, then at once", first, second)
+	}
+	if st := q.Stats(); st.Errors != 1 {
+		t.Errorf("stats %+v; want the failed call counted", st)
+	}
+}
+
+// A worker on a closed wheel would never start a job: Schedule says so.
+func TestClosedWheel(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	wh := timewheel.New()
+	wh.Close()
+	q := newQueue(t, rdb, durable.WithWheel(wh), durable.WithHandler("k", func(context.Context, durable.Job) error { return nil }))
+	_, err := q.Schedule(context.Background(), "a", "k", time.Now(), nil)
+	if !errors.Is(err, timewheel.ErrClosed) || !strings.HasPrefix(err.Error(), `durable: Schedule "a": the worker's wheel (WithWheel) is closed`) {
+		t.Errorf("Schedule on a closed wheel: %v", err)
 	}
 }

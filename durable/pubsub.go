@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,7 +42,8 @@ end
 type feed struct {
 	rdb      redis.UniversalClient
 	channels []string
-	c        chan any // *redis.Subscription on each (re)subscription, *redis.Message
+	sharded  atomic.Bool // SSUBSCRIBE, not SUBSCRIBE: publish with SPUBLISH
+	c        chan any    // *redis.Subscription on each (re)subscription, *redis.Message
 	ctx      context.Context
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -49,7 +51,8 @@ type feed struct {
 
 // subscribe starts a feed of channels.
 func subscribe(rdb redis.UniversalClient, channels ...string) *feed {
-	f := &feed{rdb: rdb, channels: channels, c: make(chan any, 64), done: make(chan struct{})}
+	f := &feed{rdb: rdb, channels: channels, c: make(chan any, 1024), done: make(chan struct{})}
+	f.sharded.Store(true)
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	go f.run()
 	return f
@@ -69,43 +72,55 @@ func (f *feed) close() {
 func (f *feed) run() {
 	defer close(f.done)
 	defer close(f.c)
-	sharded := true
-	for f.ctx.Err() == nil {
+	for fails := 0; f.ctx.Err() == nil; {
 		var ps *redis.PubSub
-		if sharded {
+		if f.sharded.Load() {
 			ps = f.rdb.SSubscribe(f.ctx, f.channels...)
-			// The first reply says whether the server knows SSUBSCRIBE.
+			// The first reply says whether the server knows SSUBSCRIBE,
+			// and whether this node serves the slot (not MOVED).
 			m, err := ps.Receive(f.ctx)
-			if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			if err != nil {
 				ps.Close()
-				sharded = false
+				if strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+					f.sharded.Store(false)
+					continue
+				}
+				fails++
+				if !f.retry(fails) {
+					return
+				}
 				continue
 			}
-			if err == nil && !f.send(m) {
+			if !f.send(m) {
 				ps.Close()
 				return
 			}
 		} else {
 			ps = f.rdb.Subscribe(f.ctx, f.channels...)
 		}
+		fails = 0
 		dropped := f.relay(ps)
 		ps.Close()
-		if !dropped {
-			return
-		}
-		if cc, ok := f.rdb.(*redis.ClusterClient); ok {
-			cc.ReloadState(f.ctx) // learn the slot's new primary
-		}
-		if sleep(f.ctx, 50*time.Millisecond) != nil {
+		if !dropped || !f.retry(1) {
 			return
 		}
 	}
 }
 
+// retry has a cluster client reload the layout, to find the slot's
+// primary, and waits before the fails-th retry: 50 ms, doubled up to 1 s.
+// It reports false if the feed closed meanwhile.
+func (f *feed) retry(fails int) bool {
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		cc.ReloadState(f.ctx)
+	}
+	return sleep(f.ctx, min(50*time.Millisecond<<min(fails-1, 5), time.Second)) == nil
+}
+
 // relay passes ps's messages on until the feed closes (false) or the
 // server drops the subscription (true).
 func (f *feed) relay(ps *redis.PubSub) bool {
-	ch := ps.ChannelWithSubscriptions()
+	ch := ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
 	for {
 		select {
 		case <-f.ctx.Done():
@@ -122,6 +137,15 @@ func (f *feed) relay(ps *redis.PubSub) bool {
 			}
 		}
 	}
+}
+
+// publish publishes msg to channel as the feed subscribes: SPUBLISH, or
+// PUBLISH where the server lacks sharded pub/sub.
+func (f *feed) publish(ctx context.Context, channel, msg string) error {
+	if f.sharded.Load() {
+		return f.rdb.SPublish(ctx, channel, msg).Err()
+	}
+	return f.rdb.Publish(ctx, channel, msg).Err()
 }
 
 func (f *feed) send(m any) bool {

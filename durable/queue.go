@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/nilarg"
 )
 
 // Limits of what the store holds.
@@ -35,8 +37,23 @@ var maxDue = time.UnixMicro(1 << 53)
 var ErrClosed = errors.New("durable: queue closed")
 
 // ErrRunning is returned by Reschedule for a job a worker holds the lease
-// of: its due time is its lease until the attempt ends.
+// of and runs, or starts within 100 ms: its due time is its lease until
+// the attempt ends.
 var ErrRunning = errors.New("durable: job is running")
+
+// ErrUnavailable is returned (wrapped, with the last error) by the
+// Queue's calls for a second after a call found Redis unreachable,
+// without calling it: see WithCallTimeout.
+var ErrUnavailable = errors.New("durable: Redis unreachable")
+
+// ErrCanceled is the cause (context.Cause) of a handler's context when
+// Cancel deleted its job, or Reschedule took it back, while it ran.
+var ErrCanceled = errors.New("durable: job canceled")
+
+// ErrLeaseLost is the cause of a handler's context when a renewal found
+// the attempt's lease gone (another replica took the job after a pause
+// longer than the lease).
+var ErrLeaseLost = errors.New("durable: lease lost")
 
 // A Queue schedules durable delayed jobs in Redis and, when it has
 // handlers, runs them: a worker that fires each job from the Queue's
@@ -45,32 +62,39 @@ var ErrRunning = errors.New("durable: job is running")
 //
 // The store is the truth. Redis holds every job: a sorted set of when
 // each is next claimable, in µs on the server's clock (never whole
-// seconds, so a job never starts early), and three hashes (kind and
-// payload; attempt and lease holder; last error of the dead). All keys
-// share one hash tag, {name}, so one queue lives in one Redis Cluster
-// slot. Every change is one Lua script: atomic, one round trip.
+// seconds, so a job never starts early), and hashes (kind and payload;
+// attempt and lease holder; last error of the dead). All keys share one
+// hash tag, {name}, so one queue lives in one Redis Cluster slot (the
+// layout is in scripts.go), unless WithShards spreads it over several. Every change is one Lua script: atomic, one
+// round trip.
 //
-// A worker holds one wheel timer, not one per job: every claim returns
-// the earliest score left in the store, and the worker arms its timer
-// there; Schedule and Reschedule publish the new due time, and a worker
-// whose timer is later arms it earlier. When the timer fires, the worker
-// claims (leases) every job due on the server's clock, up to its free
-// handlers, and runs them; a handler's success deletes the job, a failure
-// retries it after a backoff or keeps it as dead. The lease is renewed
-// while the handler runs; when a worker dies, its jobs' leases end and
-// the workers' timers, armed at the earliest score, claim them again.
-// docs/durable.md says what is guaranteed under which failure.
+// A worker leases the jobs due within its horizon (2 s, or half the
+// lease) ahead of their due time, as many as it has free handlers, one
+// claim for all of them, and starts each from its wheel at its due time,
+// with no call to Redis then. Claims come from the worker's free handlers,
+// not from the due times: a replica claims when half its handlers are
+// free and more jobs are due within the horizon, when a job is due within
+// 20 ms that no one holds, and every second (WithPoll) to find the jobs
+// that entered the horizon; so the claims across the queue grow with the
+// jobs, not with the replicas. Schedule tells one live worker (not all)
+// of a job due within the horizon. A handler's success deletes the job
+// (acks of many jobs go in one call), a failure retries it after a
+// backoff or keeps it as dead. The lease is renewed while the handler
+// runs; when a worker dies, its jobs' leases end and the other workers'
+// periodic claims take them again. docs/durable.md says what is
+// guaranteed under which failure.
 //
 // A Queue is safe for concurrent use. Its zero value is not usable: make
 // one with New.
 type Queue struct {
-	rdb     redis.UniversalClient
-	shards  []shard         // WithShards: shardOf(id) holds job id
-	keys    []string        // :due, :job, :run, :dead of shards[0]
-	channel string          // shards[0]'s
-	kinds   map[string]bool // nil: any kind
-	cfg     config
-	stats   counters
+	rdb    redis.UniversalClient
+	k      keyset          // shards[0]'s
+	shards []keyset        // WithShards: shardOf(id) holds job id
+	kinds  map[string]bool // nil: any kind
+	cfg    config
+	stats  counters
+	br     breaker    // shards[0]'s
+	brs    []*breaker // a breaker per shard: &br, then those of shards 1...
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
@@ -101,11 +125,12 @@ type Handler func(ctx context.Context, j Job) error
 // New returns a Queue on rdb configured by opts. With handlers
 // (WithHandler) it also starts a worker, which runs until Close: three
 // goroutines, a subscription (one connection of rdb's) and a claim at
-// once; without, it only schedules and costs nothing. New panics if rdb
-// is nil.
+// once, for each shard (WithShards); without, it only schedules and costs
+// nothing. New panics if rdb
+// is nil, an option is nil, or WithWheel gave a zero Wheel.
 func New(rdb redis.UniversalClient, opts ...Option) *Queue {
-	if rdb == nil {
-		panic("durable: New: nil Redis client")
+	if nilarg.Is(rdb) {
+		panic("durable: New: nil Redis client" + nilarg.Type(rdb))
 	}
 	cfg := defaults()
 	for i, o := range opts {
@@ -114,12 +139,25 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		}
 		o(&cfg)
 	}
+	if cfg.wheel != nil {
+		checkWheel(cfg.wheel)
+	}
+	if cfg.onError == nil {
+		cfg.onError = logErrors(cfg.name, cfg.worker)
+	}
+	if cfg.onPanic == nil {
+		cfg.onPanic = logPanics(cfg.name, cfg.worker)
+	}
 	checkReplicated(rdb, cfg.replicated)
 	q := &Queue{rdb: rdb, cfg: cfg}
 	for _, tag := range shardTags(cfg.name, max(1, cfg.shards)) {
-		q.shards = append(q.shards, newShard(tag))
+		q.shards = append(q.shards, newKeyset("{"+tag+"}:"))
 	}
-	q.keys, q.channel = q.shards[0].keys, q.shards[0].channel
+	q.k = q.shards[0]
+	q.brs = append(q.brs, &q.br)
+	for range q.shards[1:] {
+		q.brs = append(q.brs, new(breaker))
+	}
 	if len(cfg.kinds) > 0 || len(cfg.handlers) > 0 {
 		q.kinds = map[string]bool{}
 		for _, k := range cfg.kinds {
@@ -133,6 +171,17 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		q.startWorkers()
 	}
 	return q
+}
+
+// checkWheel panics, naming New, if w is a zero Wheel: its methods would
+// panic on the worker's goroutines, where the caller could not recover.
+func checkWheel(w *timewheel.Wheel) {
+	defer func() {
+		if recover() != nil {
+			panic("durable: New: WithWheel of a zero timewheel.Wheel; make one with timewheel.New")
+		}
+	}()
+	w.Err()
 }
 
 // Schedule adds a job of kind with payload, due at at, under id, and
@@ -163,23 +212,29 @@ func (q *Queue) ScheduleAfter(ctx context.Context, id, kind string, d time.Durat
 }
 
 func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, relative bool, payload []byte) (bool, error) {
-	if err := q.check(op, id); err != nil {
+	if err := q.check(ctx, op, id); err != nil {
 		return false, err
 	}
-	switch {
-	case kind == "":
+	if kind == "" {
 		return false, fmt.Errorf("durable: %s %q: empty kind", op, id)
-	case len(kind) > MaxKindLen || strings.IndexByte(kind, 0) >= 0:
-		return false, fmt.Errorf("durable: %s %q: kind %.40q is over %d bytes or holds a NUL", op, id, kind, MaxKindLen)
-	case q.kinds != nil && !q.kinds[kind]:
-		return false, fmt.Errorf("durable: %s %q: unknown kind %q (no handler or WithKinds names it)", op, id, kind)
-	case len(payload) > MaxPayload:
+	}
+	if err := q.checkKind(op, id, kind); err != nil {
+		return false, err
+	}
+	if len(payload) > MaxPayload {
 		return false, fmt.Errorf("durable: %s %q: payload of %d bytes, over MaxPayload (%d)", op, id, len(payload), MaxPayload)
+	}
+	if err := q.checkWheel(op, id); err != nil {
+		return false, err
 	}
 	blob := make([]byte, 0, len(kind)+1+len(payload))
 	blob = append(append(append(blob, kind...), 0), payload...)
-	sh := q.shardOf(id)
-	n, err := q.eval(ctx, scheduleScript, sh.keys, id, us, blob, rel(relative), sh.channel).Int()
+	var n int
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, scheduleScript, k.all, k.prefix, id, us, blob, rel(relative), horizon).Int()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("durable: %s %q: %w", op, id, err)
 	}
@@ -192,7 +247,8 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 // Reschedule moves a pending or dead job to a new due time (a dead job
 // comes back with its attempts forgotten), and returns true if it did,
 // false if no job has id. It returns ErrRunning (wrapped) for a job that
-// a worker runs now. It costs one round trip.
+// a worker runs now, or starts within 100 ms; a job a worker has leased
+// ahead of its due time is taken back from it. It costs one round trip.
 func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, error) {
 	if at.IsZero() {
 		return false, fmt.Errorf("durable: Reschedule %q: zero due time", id)
@@ -200,11 +256,18 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 	if at.After(maxDue) {
 		return false, fmt.Errorf("durable: Reschedule %q: due time %v past the last the store holds (%v)", id, at, maxDue.UTC())
 	}
-	if err := q.check("Reschedule", id); err != nil {
+	if err := q.check(ctx, "Reschedule", id); err != nil {
 		return false, err
 	}
-	sh := q.shardOf(id)
-	n, err := q.eval(ctx, rescheduleScript, sh.keys, id, max(0, ceilMicro(at)), "0", sh.channel).Int()
+	if err := q.checkWheel("Reschedule", id); err != nil {
+		return false, err
+	}
+	var n int
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, rescheduleScript, k.all, k.prefix, id, max(0, ceilMicro(at)), "0", horizon, takeBackMargin.Microseconds()).Int()
+		return err
+	})
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("durable: Reschedule %q: %w", id, err)
@@ -215,14 +278,22 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 }
 
 // Cancel deletes the job with id, pending, running or dead, and returns
-// true if there was one. A running attempt is not stopped: its handler
-// returns as it would, and the job does not run again. It costs one
-// round trip.
+// true if there was one. The worker that holds the job is told: a
+// running attempt's handler context is cancelled, with ErrCanceled as
+// its cause, on whichever replica runs it (within a message's latency),
+// and a job leased ahead of its due time is dropped. The job does not run
+// again; a worker that missed the message (its subscription was down)
+// finds it out at its next renewal. It costs one round trip.
 func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
-	if err := q.check("Cancel", id); err != nil {
+	if err := q.check(ctx, "Cancel", id); err != nil {
 		return false, err
 	}
-	n, err := q.eval(ctx, cancelScript, q.shardOf(id).keys, id).Int()
+	var n int
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, cancelScript, k.all, k.prefix, id).Int()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("durable: Cancel %q: %w", id, err)
 	}
@@ -255,15 +326,23 @@ type Info struct {
 	Job   // Due: when it is next claimable (for a running job, the end of its lease); Attempt: attempts made
 	State State
 	Err   string // the last error, when Dead
+	// Worker is the worker that holds the job's lease, running it or
+	// leased ahead of its due time (State Pending then); "" if none.
+	Worker string
 }
 
 // Lookup returns the job with id, and false if there is none. It costs
 // one round trip.
 func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
-	if err := q.check("Lookup", id); err != nil {
+	if err := q.check(ctx, "Lookup", id); err != nil {
 		return Info{}, false, err
 	}
-	v, err := lookupScript.Run(ctx, q.rdb, q.shardOf(id).keys, id).Slice()
+	var v []any
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		v, err = lookupScript.Run(ctx, q.rdb, k.all, k.prefix, id).Slice()
+		return err
+	})
 	if err != nil {
 		return Info{}, false, fmt.Errorf("durable: Lookup %q: %w", id, err)
 	}
@@ -271,15 +350,21 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 	if !ok {
 		return Info{}, false, nil
 	}
+	now, _ := v[4].(int64)
 	info := Info{Job: Job{ID: id}, State: Pending}
 	info.Kind, info.Payload = split(blob)
 	if s, ok := v[1].(string); ok {
 		info.Due = time.UnixMicro(parseScore(s))
 	}
 	if r, ok := v[2].(string); ok {
-		a, holder, _ := strings.Cut(r, "|")
-		info.Attempt, _ = strconv.Atoi(a)
-		if holder != "" {
+		attempt, worker, due := parseRun(r)
+		info.Attempt, info.Worker = attempt, worker
+		switch {
+		case worker == "":
+		case due > now:
+			// Leased ahead: pending until due, in the worker's wheel.
+			info.Due = time.UnixMicro(due)
+		default:
 			info.State = Running
 		}
 	}
@@ -289,14 +374,92 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 	return info, true, nil
 }
 
+// Pause pauses kind, or the whole queue for kind "", across every replica
+// (the state lives in Redis), until Resume. No worker starts a job of a
+// paused kind: its due jobs wait, each counted as pending, and those a
+// worker had leased ahead are handed back. Attempts running already run
+// on. It returns an error for a kind over MaxKindLen, holding a NUL, or
+// that no handler or WithKinds names (on a Queue that names any). It
+// costs one round trip per shard (WithShards); if one fails, the shards
+// before it are paused, and Pause returns its error.
+func (q *Queue) Pause(ctx context.Context, kind string) error {
+	if err := q.checkOp(ctx, "Pause", kind); err != nil {
+		return err
+	}
+	err := q.eachShard(func(k keyset, br *breaker) error {
+		return q.doOn(ctx, br, func(ctx context.Context) error {
+			return pauseScript.Run(ctx, q.rdb, k.all, k.prefix, kind).Err()
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("durable: Pause %q: %w", kind, err)
+	}
+	return nil
+}
+
+// Resume resumes kind, or the whole queue for kind "", paused by Pause:
+// its due jobs are due again, at once, in their order. Resuming a kind
+// that is not paused does nothing. It costs a round trip per shard and
+// per thousand jobs that waited for the kind; if one fails, Resume returns its error
+// and a worker's claim moves the rest back, a hundred a claim.
+func (q *Queue) Resume(ctx context.Context, kind string) error {
+	if err := q.checkOp(ctx, "Resume", kind); err != nil {
+		return err
+	}
+	const chunk = 1000
+	err := q.eachShard(func(k keyset, br *breaker) error {
+		script := resumeScript
+		for {
+			var left int
+			err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+				left, err = script.Run(ctx, q.rdb, k.all, k.prefix, kind, chunk).Int()
+				return err
+			})
+			if err != nil || left == 0 {
+				return err
+			}
+			script = unparkScript
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("durable: Resume %q: %w", kind, err)
+	}
+	return nil
+}
+
+// Paused returns the paused kinds, sorted, "" for the whole queue, as
+// shard 0 holds them (Pause writes every shard). It costs one round trip.
+func (q *Queue) Paused(ctx context.Context) ([]string, error) {
+	if err := q.checkOp(ctx, "Paused", ""); err != nil {
+		return nil, err
+	}
+	var kinds []string
+	err := q.do(ctx, func(ctx context.Context) (err error) {
+		kinds, err = pausedScript.Run(ctx, q.rdb, q.k.all, q.k.prefix).StringSlice()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("durable: Paused: %w", err)
+	}
+	slices.Sort(kinds)
+	return kinds, nil
+}
+
 // Close stops the worker, if the Queue has one: it claims no more jobs,
-// waits for the running handlers until ctx ends, then cancels their
-// contexts and waits for them to return. A job whose handler then returns
-// an error is handed back, due at once for another replica (its attempt
-// not counted as a failure); one whose handler returns nil is done.
-// Close returns ctx's error if it ended first, and ErrClosed after the
-// first call. It does not close rdb.
+// hands back the jobs it leased ahead of their due time, waits for the
+// running handlers until ctx ends, then cancels their contexts and waits
+// for them to return. A job whose handler then returns an error is handed
+// back, due at once for another replica (its attempt not counted as a
+// failure); one whose handler returns nil is done. Close returns ctx's
+// error if it ended first, and ErrClosed after the first call. It does
+// not close rdb.
 func (q *Queue) Close(ctx context.Context) error {
+	if q == nil || q.rdb == nil {
+		panic("durable: Close on a Queue not made by New")
+	}
+	if ctx == nil {
+		return errors.New("durable: Close: nil context")
+	}
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -307,8 +470,9 @@ func (q *Queue) Close(ctx context.Context) error {
 	return q.closeWorkers(ctx)
 }
 
-// check refuses an operation on a zero or closed Queue, or with a bad ID.
-func (q *Queue) check(op, id string) error {
+// check refuses an operation on a zero or closed Queue, with a nil ctx,
+// or with a bad ID.
+func (q *Queue) check(ctx context.Context, op, id string) error {
 	if q == nil || q.rdb == nil {
 		panic(fmt.Sprintf("durable: %s on a Queue not made by New", op))
 	}
@@ -316,6 +480,8 @@ func (q *Queue) check(op, id string) error {
 	closed := q.closed
 	q.mu.Unlock()
 	switch {
+	case ctx == nil:
+		return fmt.Errorf("durable: %s %q: nil context", op, id)
 	case closed:
 		return fmt.Errorf("durable: %s %q: %w", op, id, ErrClosed)
 	case id == "":
@@ -324,6 +490,78 @@ func (q *Queue) check(op, id string) error {
 		return fmt.Errorf("durable: %s: ID %.40q... of %d bytes, over MaxIDLen (%d)", op, id, len(id), MaxIDLen)
 	}
 	return nil
+}
+
+// checkOp refuses an operation on the queue or on a kind ("" for none)
+// as check does, and a bad kind.
+func (q *Queue) checkOp(ctx context.Context, op, kind string) error {
+	if q == nil || q.rdb == nil {
+		panic(fmt.Sprintf("durable: %s on a Queue not made by New", op))
+	}
+	q.mu.Lock()
+	closed := q.closed
+	q.mu.Unlock()
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("durable: %s %q: nil context", op, kind)
+	case closed:
+		return fmt.Errorf("durable: %s %q: %w", op, kind, ErrClosed)
+	case kind == "":
+		return nil
+	}
+	return q.checkKind(op, kind, kind)
+}
+
+// checkKind refuses a kind too long, with a NUL, or not named.
+func (q *Queue) checkKind(op, id, kind string) error {
+	switch {
+	case len(kind) > MaxKindLen || strings.IndexByte(kind, 0) >= 0:
+		return fmt.Errorf("durable: %s %q: kind %.40q is over %d bytes or holds a NUL", op, id, kind, MaxKindLen)
+	case q.kinds != nil && !q.kinds[kind]:
+		return fmt.Errorf("durable: %s %q: unknown kind %q (no handler or WithKinds names it)", op, id, kind)
+	}
+	return nil
+}
+
+// checkWheel refuses a change to the jobs once the worker's wheel is
+// closed: the worker would never start one.
+func (q *Queue) checkWheel(op, id string) error {
+	if q.wheel != nil && q.wheel.Err() != nil {
+		return fmt.Errorf("durable: %s %q: the worker's wheel (WithWheel) is closed, so this replica would start no job: %w", op, id, timewheel.ErrClosed)
+	}
+	return nil
+}
+
+// do makes one call to Redis, f, for a caller: bounded by the call
+// timeout, refused while the breaker is open, and counted in Stats.Errors
+// when it fails. The caller wraps the error it returns.
+func (q *Queue) do(ctx context.Context, f func(ctx context.Context) error) error {
+	return q.doOn(ctx, &q.br, f)
+}
+
+// doOn is do with the breaker br: a shard's (shards.go), whose primary
+// may be down while the others' are not.
+func (q *Queue) doOn(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
+	if err := br.allow(); err != nil {
+		return err
+	}
+	err, timedOut := bounded(ctx, q.cfg.callTimeout, f)
+	br.record(err, timedOut)
+	if err != nil {
+		q.stats.errors.Add(1)
+		reloadAfter(q.rdb, err)
+	}
+	return err
+}
+
+// parseRun parses a :run value: "attempt", "attempt|worker" or
+// "attempt|worker|due".
+func parseRun(r string) (attempt int, worker string, due int64) {
+	a, rest, _ := strings.Cut(r, "|")
+	attempt, _ = strconv.Atoi(a)
+	worker, d, _ := strings.Cut(rest, "|")
+	due, _ = strconv.ParseInt(d, 10, 64)
+	return attempt, worker, due
 }
 
 // ceilMicro returns t in µs since the Unix epoch, rounded up: a job is

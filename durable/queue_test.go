@@ -238,9 +238,11 @@ func TestRetryDead(t *testing.T) {
 		}
 	}
 	r.mu.Unlock()
-	if _, ok, _ := q.Lookup(ctx, "flaky"); ok {
-		t.Error("flaky is still in the store after its third attempt succeeded")
-	}
+	// Acks wait up to 10ms for others to share their call.
+	waitFor(t, 10*time.Second, "flaky deleted after its third attempt succeeded", func() bool {
+		_, ok, _ := q.Lookup(ctx, "flaky")
+		return !ok
+	})
 
 	mu.Lock()
 	failUntil["broken"] = 0
@@ -262,8 +264,9 @@ func TestRetryDead(t *testing.T) {
 }
 
 // A running job cannot be rescheduled; Cancel deletes it, its handler
-// returns as it would, and its ack finds the lease gone. Close waits for
-// the running handler, and then refuses work.
+// (which ignores its context here) returns as it would, and its ack finds
+// the job gone, counted as canceled. Close waits for the running handler,
+// and then refuses work.
 func TestRunningJob(t *testing.T) {
 	rdb := newClient(t, startRedis(t).Addr)
 	started, release := make(chan struct{}), make(chan struct{})
@@ -295,8 +298,8 @@ func TestRunningJob(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if st := q.Stats(); st.Ran != 0 || st.LeaseLost != 1 {
-		t.Errorf("stats %+v; want the ack of the cancelled job lost", st)
+	if st := q.Stats(); st.Ran != 0 || st.LeaseLost != 0 || st.Canceled != 1 {
+		t.Errorf("stats %+v; want the cancelled attempt counted as canceled", st)
 	}
 	if _, err := q.Schedule(ctx, "b", "k", time.Now(), nil); !errors.Is(err, durable.ErrClosed) {
 		t.Errorf("Schedule after Close: %v", err)
@@ -369,33 +372,86 @@ func TestPollFindsUnannouncedJob(t *testing.T) {
 	}
 }
 
-// A running job cancelled from elsewhere loses its lease: the worker
-// finds out at its next renewal and cancels the handler's context.
+// A running attempt whose lease another worker took (as after a pause
+// longer than the lease) finds out at its next renewal: the handler's
+// context is cancelled with ErrLeaseLost, and the loss counted once.
 func TestLeaseLostCancelsHandler(t *testing.T) {
 	rdb := newClient(t, startRedis(t).Addr)
 	started, ended := make(chan struct{}), make(chan error, 1)
 	q := newQueue(t, rdb, durable.WithLease(300*time.Millisecond), durable.WithHandler("k", func(ctx context.Context, _ durable.Job) error {
 		close(started)
 		<-ctx.Done()
-		ended <- ctx.Err()
+		ended <- context.Cause(ctx)
 		return ctx.Err()
 	}))
 	mustSchedule(t, q, "a", time.Now())
 	<-started
-	if ok, err := newQueue(t, rdb).Cancel(context.Background(), "a"); !ok || err != nil {
-		t.Fatalf("Cancel: %v, %v", ok, err)
+	// What another worker's claim of the job would write.
+	if err := rdb.HSet(context.Background(), "{durable}:run", "a", "2|other|1").Err(); err != nil {
+		t.Fatal(err)
 	}
-	if err := <-ended; !errors.Is(err, context.Canceled) {
+	if err := <-ended; !errors.Is(err, durable.ErrLeaseLost) {
 		t.Fatalf("handler's context ended with %v", err)
 	}
 	waitFor(t, 10*time.Second, "the handler's failure handled", func() bool { return q.Stats().Running == 0 })
 	if err := q.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if st := q.Stats(); st.LeaseLost != 1 || st.Retried+st.Dead+st.Ran != 0 {
+	if st := q.Stats(); st.LeaseLost != 1 || st.Retried+st.Dead+st.Ran+st.Canceled != 0 {
 		t.Errorf("stats %+v; want the attempt's lost lease counted once", st)
 	}
-	if _, ok, _ := q.Lookup(context.Background(), "a"); ok {
-		t.Error("the cancelled job is back in the store")
+}
+
+// Cancel of a running job cancels its handler's context, with ErrCanceled
+// as the cause, on the replica that runs it, at once (not at a renewal:
+// the lease here is 10 s); the job is gone, and counted as canceled
+// there.
+func TestCancelCancelsRunningHandler(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	started, ended := make(chan string, 2), make(chan error, 2)
+	h := func(ctx context.Context, j durable.Job) error {
+		started <- j.ID
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return ctx.Err()
+	}
+	var qs []*durable.Queue
+	for i := range 2 {
+		qs = append(qs, newQueue(t, rdb, durable.WithWorkerID(fmt.Sprint("w", i)), durable.WithLease(10*time.Second), durable.WithHandler("k", h)))
+	}
+	admin := newQueue(t, rdb, durable.WithKinds("k"))
+	mustSchedule(t, admin, "a", time.Now())
+	<-started
+	info, _, err := admin.Lookup(context.Background(), "a")
+	if err != nil || info.State != durable.Running || info.Worker == "" {
+		t.Fatalf("Lookup of the running job: %+v, %v", info, err)
+	}
+	t0 := time.Now()
+	if ok, err := admin.Cancel(context.Background(), "a"); !ok || err != nil {
+		t.Fatalf("Cancel: %v, %v", ok, err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, durable.ErrCanceled) {
+			t.Errorf("handler's context ended with %v", err)
+		}
+		t.Logf("context cancelled %v after Cancel returned", time.Since(t0))
+	case <-time.After(3 * time.Second):
+		t.Fatal("the handler's context did not end within 3s of Cancel")
+	}
+	for _, q := range qs {
+		q.Close(context.Background())
+	}
+	var canceled, lost uint64
+	for _, q := range qs {
+		st := q.Stats()
+		canceled += st.Canceled
+		lost += st.LeaseLost + st.Retried + st.Dead
+	}
+	if canceled != 1 || lost != 0 {
+		t.Errorf("canceled %d, lost/retried/dead %d; want 1 and 0", canceled, lost)
+	}
+	if _, ok, _ := admin.Lookup(context.Background(), "a"); ok {
+		t.Error("the cancelled job is in the store")
 	}
 }

@@ -149,9 +149,14 @@ func TestReplicasSIGKILL(t *testing.T) {
 	}
 	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
 	waitFor(t, 10*time.Second, "r0 running a job", func() bool {
+		now := time.Now().UnixMicro()
 		for _, v := range rdb.HGetAll(ctx, "{durable}:run").Val() {
-			if strings.HasSuffix(v, "|r0") {
-				return true
+			// "attempt|worker|due": running once due.
+			f := strings.Split(v, "|")
+			if len(f) == 3 && f[1] == "r0" {
+				if due, _ := strconv.ParseInt(f[2], 10, 64); due <= now {
+					return true
+				}
 			}
 		}
 		return false

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -15,9 +16,12 @@ const MaxShards = 256
 // hash tag of its own, so that on a Redis Cluster one queue's work and
 // memory spread over k slots, and so over the primaries that serve them.
 // A job lives in shard FNV-1a(ID) mod k: Schedule, Reschedule, Cancel
-// and Lookup still cost one round trip, to that shard's primary. The
-// worker claims from every shard, each when its earliest job comes due
-// (see docs/durable.md, "Running on a Redis Cluster").
+// and Lookup still cost one round trip, to that shard's primary; Pause,
+// Resume and Paused cost one per shard. A Queue with handlers runs a
+// worker per shard (three goroutines and a subscription each), each with
+// an even share of WithConcurrency's handlers (at least one), so that the
+// claims for a job go to its shard alone (see docs/durable.md, "Running
+// on a Redis Cluster").
 //
 // Shard 0 is the layout of a queue of one shard: the keys {name}:due and
 // so on. Shard i > 0 has the tag {name:i:n}, with n the smallest number
@@ -36,18 +40,6 @@ func WithShards(k int) Option {
 		panic(fmt.Sprintf("durable: WithShards: k %d not in [1, %d]", k, MaxShards))
 	}
 	return func(c *config) { c.shards = k }
-}
-
-// A shard is one hash tag's part of a queue: its keys (:due, :job, :run,
-// :dead, in the order the scripts take them) and its channel.
-type shard struct {
-	keys    []string
-	channel string
-}
-
-func newShard(tag string) shard {
-	p := "{" + tag + "}:"
-	return shard{keys: []string{p + "due", p + "job", p + "run", p + "dead"}, channel: p + "ev"}
 }
 
 // shardTags returns the hash tags of a queue of k shards: name, then for
@@ -75,27 +67,29 @@ func shardTags(name string, k int) []string {
 // 64 slots apart MaxShards' shards are.
 const spread = 16
 
-// shardOf returns the shard of the job with id.
-func (q *Queue) shardOf(id string) *shard {
+// shardOf returns the keys and the breaker of the shard of the job with
+// id.
+func (q *Queue) shardOf(id string) (keyset, *breaker) {
 	if len(q.shards) == 1 {
-		return &q.shards[0]
+		return q.shards[0], q.brs[0]
 	}
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return &q.shards[h.Sum32()%uint32(len(q.shards))]
+	i := h.Sum32() % uint32(len(q.shards))
+	return q.shards[i], q.brs[i]
 }
 
-// startWorkers starts a worker per shard. They share the Queue's wheel
-// and WithConcurrency's handler slots: a replica runs at most that many
-// handlers across its shards.
+// startWorkers starts a worker per shard on one wheel, each with an even
+// share of WithConcurrency's handlers (at least one).
 func (q *Queue) startWorkers() {
 	q.wheel, q.ownWheel = wheelOrNew(&q.cfg)
-	slots := make(chan struct{}, q.cfg.concurrency)
-	for range q.cfg.concurrency {
-		slots <- struct{}{}
-	}
-	for i := range q.shards {
-		q.ws = append(q.ws, startWorker(q, &q.shards[i], q.wheel, slots))
+	n := len(q.shards)
+	for i, k := range q.shards {
+		conc := q.cfg.concurrency / n
+		if i < q.cfg.concurrency%n {
+			conc++
+		}
+		q.ws = append(q.ws, startWorker(q, k, q.brs[i], q.wheel, max(1, conc)))
 	}
 }
 
@@ -111,8 +105,14 @@ func (q *Queue) closeWorkers(ctx context.Context) error {
 	if q.ownWheel {
 		q.wheel.Close()
 	}
-	for _, err := range errs {
-		if err != nil {
+	return errors.Join(errs...)
+}
+
+// eachShard calls f with each shard's keys and breaker, in turn, and
+// returns the first error.
+func (q *Queue) eachShard(f func(k keyset, br *breaker) error) error {
+	for i, k := range q.shards {
+		if err := f(k, q.brs[i]); err != nil {
 			return err
 		}
 	}

@@ -21,12 +21,19 @@ func LatenessBounds() [len(latenessBounds)]time.Duration { return latenessBounds
 // replica's, not the whole queue's.
 type Stats struct {
 	Scheduled uint64 // jobs Schedule and ScheduleAfter added
-	Claimed   uint64 // attempts the worker leased
+	Claims    uint64 // claim calls the worker made
+	Claimed   uint64 // attempts the worker leased (ahead of their due time, or when due)
 	Ran       uint64 // attempts that returned nil and were deleted from the store
 	Retried   uint64 // attempts that failed and left the job due again
 	Dead      uint64 // attempts that failed the job's last attempt
 	LeaseLost uint64 // attempts whose lease had gone when they renewed or ended
+	Canceled  uint64 // attempts whose job Cancel deleted, or Reschedule took back, while the worker held it
+	TimedOut  uint64 // attempts that ran past their kind's Timeout (also counted as Retried or Dead)
+	Panics    uint64 // attempts whose handler panicked (also counted as Retried or Dead)
+	Released  uint64 // attempts handed back unstarted (a pause, Close): not counted as failures
+	Errors    uint64 // calls to Redis that failed, the worker's and the callers' (see WithErrorHandler)
 	Running   int    // attempts running now
+	Held      int    // jobs leased ahead, waiting in the worker's wheel for their due time
 	// Lateness counts the attempts by how late their handler started
 	// after the job came due: Lateness[i] those at most
 	// LatenessBounds()[i] late and over the bound before it; the last,
@@ -58,9 +65,10 @@ func (s Stats) Quantile(q float64) time.Duration {
 
 // counters are a Queue's Stats, each updated on its own.
 type counters struct {
-	scheduled, claimed, ran, retried, dead, lost atomic.Uint64
-	running                                      atomic.Int64
-	lateness                                     [len(latenessBounds) + 1]atomic.Uint64
+	scheduled, claims, claimed, ran, retried, dead, lost atomic.Uint64
+	canceled, timedOut, panics, released, errors         atomic.Uint64
+	running, held                                        atomic.Int64
+	lateness                                             [len(latenessBounds) + 1]atomic.Uint64
 }
 
 func (c *counters) late(d time.Duration) {
@@ -79,12 +87,19 @@ func (q *Queue) Stats() Stats {
 	c := &q.stats
 	s := Stats{
 		Scheduled: c.scheduled.Load(),
+		Claims:    c.claims.Load(),
 		Claimed:   c.claimed.Load(),
 		Ran:       c.ran.Load(),
 		Retried:   c.retried.Load(),
 		Dead:      c.dead.Load(),
 		LeaseLost: c.lost.Load(),
+		Canceled:  c.canceled.Load(),
+		TimedOut:  c.timedOut.Load(),
+		Panics:    c.panics.Load(),
+		Released:  c.released.Load(),
+		Errors:    c.errors.Load(),
 		Running:   int(c.running.Load()),
+		Held:      int(c.held.Load()),
 	}
 	for i := range c.lateness {
 		s.Lateness[i] = c.lateness[i].Load()

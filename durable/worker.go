@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,76 +15,134 @@ import (
 	"github.com/timewheel/timewheel"
 )
 
-// retryDelay is how long the worker waits before it calls Redis again
-// after a call failed.
-const retryDelay = 100 * time.Millisecond
+const (
+	// maxAcks bounds the attempts one ack call deletes.
+	maxAcks = 512
+	// ackLinger is how long a finished attempt waits for others to share
+	// its ack call.
+	ackLinger = 10 * time.Millisecond
+	// takeBackMargin is how soon before its due time a job leased ahead
+	// counts as running for Reschedule: its worker must hear that it was
+	// taken back before it starts it.
+	takeBackMargin = 100 * time.Millisecond
+	// urgent is how soon before its due time a job no worker holds makes a
+	// worker with a free handler claim, whatever else it waits for.
+	urgent = 20 * time.Millisecond
+)
 
-// maxAcks bounds the attempts one ack call deletes.
-const maxAcks = 512
-
-// A worker claims and runs a Queue's due jobs.
+// A worker leases a Queue's jobs ahead of their due times and runs them.
 //
 // # Ground rules
 //
-// Three goroutines of its own: claimLoop (the only one that claims and
-// starts handlers), listen (the subscription) and ackLoop (acks and
-// renewals), plus one per running handler, at most cfg.concurrency, each
-// holding a token from slots. One wheel timer, wake, fires claimLoop
-// through kick; arm moves it earlier, never later, so that whatever armed
-// it last cannot hide an earlier wake another caller asked for. mu guards
-// the fields below it; Redis is never called with mu held.
+// Three goroutines of its own: claimLoop (the only one that claims),
+// listen (the subscription: its inbox and the queue's channel) and
+// ackLoop (acks, renewals), plus one per started attempt, at most conc
+// (its shard's share of cfg.concurrency). busy counts the attempts the
+// worker holds, leased ahead (held, each with a wheel timer at its due
+// time) or started (running, until its end is written to the store); a
+// claim asks for at most conc-busy, so every job leased ahead has a
+// handler free at its due time. One wheel timer, wake, fires claimLoop through kick; arm moves
+// it earlier, never later. plan decides when to claim next, from what the
+// last claim and the messages since said. mu guards the fields below it;
+// Redis is never called with mu held, nor from a wheel callback.
 type worker struct {
-	q     *Queue
-	sh    *shard // the shard it claims from: a Queue has a worker per shard
-	wheel *timewheel.Wheel
-	sub   *feed // the shard's channel
+	q      *Queue
+	k      keyset   // the shard it runs: a Queue has a worker per shard (shards.go)
+	br     *breaker // the shard's
+	conc   int      // its share of WithConcurrency's handlers
+	wheel  *timewheel.Wheel
+	sub    *feed
+	inbox  string        // this worker's channel
+	hz     time.Duration // the horizon: how far ahead of its due time a job is leased at most
+	poll   time.Duration // the period of claims without news
+	urgent time.Duration
+	ttl    time.Duration // how long the worker counts as live after a claim or renewal
+	thr    int           // free handlers for which a claim is worth sending while more jobs are due
 
-	ctx    context.Context // the handlers' parent, canceled by close after its wait
-	cancel context.CancelFunc
-	stop   chan struct{} // closed by close: claimLoop and listen return
-	kick   chan struct{} // capacity 1: claim now
-	slots  chan struct{} // a token per free handler
-	acks   chan *attempt // finished attempts to delete
-	ackEnd chan struct{} // closed by close once no handler runs: ackLoop flushes and returns
+	ctx      context.Context // the handlers' parent, canceled by close after its wait
+	cancel   context.CancelFunc
+	stop     chan struct{} // closed by close: claimLoop and listen return
+	kick     chan struct{} // capacity 1: claim now
+	acks     chan *attempt // finished attempts to delete
+	renewNow chan struct{} // capacity 1: renew (and check) the leases now
+	ackEnd   chan struct{} // closed by close once no handler runs: ackLoop flushes and returns
 
 	loops    sync.WaitGroup // claimLoop, listen
 	handlers sync.WaitGroup
 	acker    sync.WaitGroup
 
-	mu       sync.Mutex
-	stopping bool                // no more wakes
-	wake     *timewheel.Timer    // pending wake, nil if none
-	wakeAt   time.Time           // when wake fires, on the wheel's clock
-	gen      uint64              // wake's generation: a stale wake's callback leaves wake alone
-	offset   time.Duration       // Redis's clock minus the wheel's, measured at the last claim
-	running  map[string]*attempt // id -> the attempt this worker holds the lease of
+	mu        sync.Mutex
+	stopping  bool                // no more wakes, claims or starts
+	wake      *timewheel.Timer    // pending wake, nil if none
+	wakeAt    time.Time           // when wake fires, on the wheel's clock
+	gen       uint64              // wake's generation: a stale wake's callback leaves wake alone
+	busy      int                 // attempts held or running
+	held      map[string]*attempt // id -> attempt leased ahead, its timer armed
+	running   map[string]*attempt // id -> attempt started, until its end is written
+	more      bool                // a job no worker holds is due within reach: at next
+	next      int64               // µs on the server's clock; -1 if none known
+	note      int64               // the earliest due time told since the claim in flight began; -1 if none
+	pollAt    time.Time           // when to claim without news
+	paused    map[string]bool     // as the last claim or message said
+	clk       clockMap            // Redis's clock against the wheel's
+	down      bool                // the last call to Redis failed: held jobs wait for the next that succeeds
+	fails     int                 // claims in a row that failed
+	wheelGone bool                // the wheel was found closed, and it was reported
+	heldN     int                 // len(held) as last added to stats.held
+}
+
+// A clockMap maps Redis's clock onto the wheel's: server µs read by the
+// claim whose reply came back at local. Since the reply left Redis before
+// local was read, a time mapped with it is never early.
+type clockMap struct {
+	server int64
+	local  time.Time
+	ok     bool
 }
 
 // An attempt is one leased run of a job.
 type attempt struct {
-	job    Job
-	token  string // "attempt|worker", the :run value the lease holds
-	cancel context.CancelFunc
-	lost   atomic.Bool // a renewal found the lease gone, and counted it
+	job      Job
+	due      int64  // µs on the server's clock
+	token    string // "attempt|worker|due", the :run value the lease holds
+	timer    *timewheel.Timer
+	deferred bool // fired while Redis was down: starts once a renewal confirms the lease (guarded by mu)
+	cancel   context.CancelCauseFunc
+	timeout  time.Duration
+	lost     atomic.Bool // a renewal found the lease gone, and counted it
+	canceled atomic.Bool // Cancel or Reschedule took the job while the worker held it
+	ended    atomic.Bool // the attempt's end (ack or failure) is under way
 }
 
-// startWorker starts the worker of shard sh on wheel, its handlers
-// holding the tokens of slots, which the Queue's workers share.
-func startWorker(q *Queue, sh *shard, wheel *timewheel.Wheel, slots chan struct{}) *worker {
+// startWorker starts the worker of shard k, running up to conc handlers
+// at once on wheel.
+func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc int) *worker {
 	c := &q.cfg
 	w := &worker{
-		q:       q,
-		sh:      sh,
-		wheel:   wheel,
-		stop:    make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		slots:   slots,
-		acks:    make(chan *attempt, c.concurrency),
-		ackEnd:  make(chan struct{}),
-		running: map[string]*attempt{},
+		q:        q,
+		k:        k,
+		br:       br,
+		conc:     conc,
+		wheel:    wheel,
+		inbox:    k.inbox(c.worker),
+		stop:     make(chan struct{}),
+		kick:     make(chan struct{}, 1),
+		acks:     make(chan *attempt, conc),
+		renewNow: make(chan struct{}, 1),
+		ackEnd:   make(chan struct{}),
+		held:     map[string]*attempt{},
+		running:  map[string]*attempt{},
+		paused:   map[string]bool{},
+		next:     -1,
+		note:     -1,
 	}
+	w.hz = min(horizon*time.Microsecond, c.lease/2)
+	w.poll = min(c.poll, w.hz/2)
+	w.urgent = min(urgent, w.hz/4)
+	w.ttl = 2*max(w.poll*6/5, c.lease/3) + 500*time.Millisecond
+	w.thr = max(1, min(conc, c.batch)/2)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.sub = subscribe(q.rdb, sh.channel)
+	w.sub = subscribe(q.rdb, k.ev, w.inbox)
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
@@ -93,7 +152,7 @@ func startWorker(q *Queue, sh *shard, wheel *timewheel.Wheel, slots chan struct{
 	return w
 }
 
-// claimLoop claims due jobs whenever kicked, until stop.
+// claimLoop claims whenever kicked, until stop.
 func (w *worker) claimLoop() {
 	defer w.loops.Done()
 	for {
@@ -102,102 +161,207 @@ func (w *worker) claimLoop() {
 			return
 		case <-w.kick:
 		}
-		w.claimDue()
+		w.claimRound()
 	}
 }
 
-// claimDue claims and starts jobs while a full batch comes back, then
-// arms the wake at the earliest score left, within the poll interval.
-func (w *worker) claimDue() {
-	c := &w.q.cfg
+// claimRound claims while plan says to, then leaves the wake armed.
+func (w *worker) claimRound() {
 	for {
+		w.mu.Lock()
+		n := 0
+		if !w.stopping {
+			n = min(w.conc-w.busy, w.q.cfg.batch)
+		}
+		if n <= 0 {
+			w.plan()
+			w.mu.Unlock()
+			return
+		}
+		w.busy += n
+		w.note = -1
+		w.mu.Unlock()
+
+		jobs, left, paused, err := w.claim(n)
+
+		w.mu.Lock()
+		w.busy -= n - len(jobs)
+		if err != nil {
+			w.fails++
+			w.arm(backoff(w.fails))
+			w.mu.Unlock()
+			return
+		}
+		w.fails = 0
+		again, release := w.take(jobs, left, paused)
+		w.mu.Unlock()
+		if len(release) > 0 {
+			w.release(release, false)
+		}
+		if !again {
+			return
+		}
 		select {
 		case <-w.stop:
 			return
-		case <-w.slots:
+		default:
 		}
-		n := 1
-	more:
-		for n < c.batch {
-			select {
-			case <-w.slots:
-				n++
-			default:
-				break more
-			}
-		}
-		jobs, next, err := w.claim(n)
-		for range n - len(jobs) {
-			w.slots <- struct{}{}
-		}
-		if err != nil {
-			reloadAfter(w.q.rdb, err)
-			w.arm(retryDelay)
-			return
-		}
-		for _, a := range jobs {
-			w.start(a)
-		}
-		if len(jobs) == n {
-			continue
-		}
-		d := c.poll
-		if next >= 0 {
-			d = min(d, w.untilScore(next))
-		}
-		w.arm(d)
-		return
 	}
 }
 
-// claim leases up to n due jobs, and returns them and the earliest score
-// left in the store (-1 if none). It also measures the offset of Redis's
-// clock.
-func (w *worker) claim(n int) ([]*attempt, int64, error) {
+// claim leases up to n jobs due within the horizon, and returns them, the
+// due time of the first it left (-1 if none), and the paused kinds. It
+// also maps Redis's clock onto the wheel's.
+func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	c := &w.q.cfg
-	v, err := claimScript.Run(w.ctx, w.q.rdb, w.sh.keys, n, c.lease.Microseconds(), c.worker).Slice()
+	var v []any
+	err := w.call("claim", n, func(ctx context.Context) (err error) {
+		v, err = claimScript.Run(ctx, w.q.rdb, w.k.all, w.k.prefix, n, c.lease.Microseconds(), c.worker,
+			w.hz.Microseconds(), w.ttl.Microseconds()).Slice()
+		return err
+	})
 	local := w.wheel.Now()
+	w.q.stats.claims.Add(1)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	now, _ := v[0].(int64)
-	next, _ := v[1].(int64)
-	// The reply left Redis before local was read, so this offset is at
-	// most the true one: a time converted with it is never early.
+	left, _ := v[1].(int64)
+	var paused []string
+	if p, ok := v[2].([]any); ok {
+		for _, k := range p {
+			s, _ := k.(string)
+			paused = append(paused, s)
+		}
+	}
 	w.mu.Lock()
-	w.offset = time.UnixMicro(now).Sub(local)
+	w.clk = clockMap{server: now, local: local, ok: true}
 	w.mu.Unlock()
 	var jobs []*attempt
-	for i := 2; i+3 < len(v); i += 4 {
+	for i := 3; i+3 < len(v); i += 4 {
 		id, _ := v[i].(string)
 		due, _ := v[i+1].(string)
 		at, _ := v[i+2].(int64)
 		blob, _ := v[i+3].(string)
-		a := &attempt{job: Job{ID: id, Due: time.UnixMicro(parseScore(due)), Attempt: int(at)}}
+		a := &attempt{due: parseScore(due), token: strconv.FormatInt(at, 10) + "|" + c.worker + "|" + due}
+		a.job = Job{ID: id, Due: time.UnixMicro(a.due), Attempt: int(at)}
 		a.job.Kind, a.job.Payload = split(blob)
-		a.token = strconv.FormatInt(at, 10) + "|" + c.worker
 		jobs = append(jobs, a)
 	}
 	w.q.stats.claimed.Add(uint64(len(jobs)))
-	return jobs, next, nil
+	return jobs, left, paused, nil
 }
 
-// untilScore returns how long from now on the wheel's clock until Redis's
-// clock reaches µs.
-func (w *worker) untilScore(us int64) time.Duration {
-	w.mu.Lock()
-	off := w.offset
-	w.mu.Unlock()
-	return time.UnixMicro(us).Add(-off).Sub(w.wheel.Now())
+// take holds or starts the jobs a claim leased, notes what it said, and
+// returns whether to claim again at once, and the jobs to hand back (the
+// worker is stopping, or their kind was paused). mu is held.
+func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*attempt) {
+	w.next = left
+	if w.note >= 0 && (w.next < 0 || w.note < w.next) {
+		w.next = w.note
+	}
+	w.more = w.next >= 0
+	w.pollAt = w.wheel.Now().Add(jitter(w.poll, 0.2))
+	var release []*attempt
+	clear(w.paused)
+	for _, k := range paused {
+		w.paused[k] = true
+	}
+	if len(paused) > 0 {
+		for _, a := range w.held {
+			if w.isPaused(a.job.Kind) {
+				release = append(release, w.dropLocked(a))
+			}
+		}
+	}
+	now := w.wheel.Now()
+	for _, a := range jobs {
+		if old := w.held[a.job.ID]; old != nil {
+			w.dropLocked(old) // its lease ran out while it waited, and this claim took it again
+		}
+		if old := w.running[a.job.ID]; old != nil && !old.lost.Swap(true) {
+			w.q.stats.lost.Add(1) // its lease ran out while it ran, and this claim took it again
+		}
+		if w.stopping {
+			release = append(release, a)
+			w.busy--
+			continue
+		}
+		if t := w.local(a.due); t.After(now) {
+			w.held[a.job.ID] = a
+			a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
+			continue
+		}
+		w.startLocked(a)
+	}
+	w.countHeld()
+	if w.stopping {
+		return false, release
+	}
+	now = w.wheel.Now()
+	claimNow, at := w.decide(now)
+	if !claimNow && !at.IsZero() {
+		w.arm(at.Sub(now))
+	}
+	return claimNow, release
 }
 
-// arm makes the wake fire within d, unless it is due sooner already.
+// decide returns whether to claim now, or else when to (zero: only when a
+// handler frees up). mu is held.
+func (w *worker) decide(now time.Time) (bool, time.Time) {
+	free := w.conc - w.busy
+	if w.stopping || free <= 0 {
+		return false, time.Time{}
+	}
+	if w.fails > 0 {
+		return false, time.Time{} // the wake armed for the retry stands
+	}
+	if !w.clk.ok {
+		return true, time.Time{}
+	}
+	at := w.pollAt
+	if w.more {
+		t := w.local(w.next)
+		if !t.After(now.Add(w.hz)) {
+			if free >= w.thr || !t.After(now.Add(w.urgent)) {
+				return true, time.Time{}
+			}
+			at = minTime(at, t.Add(-w.urgent))
+		} else {
+			at = minTime(at, t.Add(-w.hz))
+		}
+	}
+	if !at.After(now) {
+		return true, time.Time{}
+	}
+	return false, at
+}
+
+// plan kicks claimLoop, or arms the wake, as decide says. mu is held.
+func (w *worker) plan() {
+	now := w.wheel.Now()
+	claimNow, at := w.decide(now)
+	switch {
+	case claimNow:
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	case !at.IsZero():
+		w.arm(at.Sub(now))
+	}
+}
+
+// arm makes the wake fire within d, unless it is due sooner already. mu
+// is held.
 func (w *worker) arm(d time.Duration) {
 	d = max(d, 0)
 	at := w.wheel.Now().Add(d)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.stopping || w.wake != nil && !w.wakeAt.After(at) {
+		return
+	}
+	if w.wheel.Err() != nil {
+		w.wheelClosed()
 		return
 	}
 	if w.wake != nil {
@@ -220,8 +384,287 @@ func (w *worker) arm(d time.Duration) {
 	})
 }
 
-// listen arms the wake at each due time published, and claims at once on
-// every (re)subscription, when messages may have been missed.
+// wheelClosed reports, once, that the worker's wheel was closed under it.
+// mu is held.
+func (w *worker) wheelClosed() {
+	if w.wheelGone {
+		return
+	}
+	w.wheelGone = true
+	err := fmt.Errorf("durable: queue %q, worker %s: its wheel (WithWheel) is closed: it starts no more jobs, and those it holds run elsewhere once their leases end", w.q.cfg.name, w.q.cfg.worker)
+	w.handlers.Add(1)
+	go func() {
+		defer w.handlers.Done()
+		w.q.cfg.onError(err)
+	}()
+}
+
+// local returns when Redis's clock reads us, on the wheel's clock. mu is
+// held.
+func (w *worker) local(us int64) time.Time {
+	d := min(max(us-w.clk.server, -1<<40), 1<<40)
+	return w.clk.local.Add(time.Duration(d) * time.Microsecond)
+}
+
+// serverNow returns Redis's clock now, as the worker knows it: never
+// ahead of it. mu is held.
+func (w *worker) serverNow() int64 {
+	return w.clk.server + w.wheel.Since(w.clk.local).Microseconds()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// isPaused reports whether jobs of kind wait. mu is held.
+func (w *worker) isPaused(kind string) bool { return w.paused[""] || w.paused[kind] }
+
+// fire starts a held attempt at its due time, unless it was dropped, its
+// kind paused, or Redis is down. It runs on the wheel: it never calls
+// Redis.
+func (w *worker) fire(a *attempt) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held[a.job.ID] != a || w.stopping {
+		return
+	}
+	now := w.wheel.Now()
+	if t := w.local(a.due); t.After(now) {
+		// The clock map moved since: wait for the rest, never early.
+		a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
+		return
+	}
+	if w.isPaused(a.job.Kind) {
+		w.dropLocked(a)
+		w.handlers.Add(1)
+		go func() {
+			defer w.handlers.Done()
+			w.release([]*attempt{a}, false)
+		}()
+		w.plan()
+		return
+	}
+	if w.down {
+		a.deferred = true
+		return
+	}
+	delete(w.held, a.job.ID)
+	w.countHeld()
+	w.startLocked(a)
+}
+
+// dropLocked forgets a held attempt, and returns it. mu is held.
+func (w *worker) dropLocked(a *attempt) *attempt {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	delete(w.held, a.job.ID)
+	w.busy--
+	w.countHeld()
+	return a
+}
+
+// startLocked runs a's handler on a goroutine of its own. mu is held.
+func (w *worker) startLocked(a *attempt) {
+	w.running[a.job.ID] = a
+	w.q.stats.running.Add(1)
+	w.q.stats.late(time.Duration(w.serverNow()-a.due) * time.Microsecond)
+	timeout, _, _ := w.q.cfg.policy(a.job.Kind)
+	ctx, cancel := context.WithCancelCause(w.ctx)
+	a.cancel, a.timeout = cancel, timeout
+	w.handlers.Add(1)
+	go w.run(ctx, a)
+}
+
+// timeoutError is the cause of a handler's context past its timeout.
+type timeoutError struct {
+	kind string
+	d    time.Duration
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("durable: handler of kind %q ran past its timeout of %v", e.kind, e.d)
+}
+
+func (e *timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// run runs a's handler, then frees its slot and ends the attempt. Past
+// its timeout, the attempt ends as failed at once, whether or not the
+// handler returns.
+func (w *worker) run(ctx context.Context, a *attempt) {
+	defer w.handlers.Done()
+	var terr error
+	if a.timeout > 0 {
+		var cancel context.CancelFunc
+		terr = &timeoutError{a.job.Kind, a.timeout}
+		ctx, cancel = context.WithTimeoutCause(ctx, a.timeout, terr)
+		defer cancel()
+		stop := context.AfterFunc(ctx, func() {
+			if context.Cause(ctx) == terr && w.end(a, terr) {
+				w.q.stats.timedOut.Add(1)
+			}
+		})
+		defer stop()
+	}
+	err := w.call1(ctx, a)
+	if err != nil && terr != nil && context.Cause(ctx) == terr {
+		err = terr
+	}
+	w.q.stats.running.Add(-1)
+	w.mu.Lock()
+	w.busy--
+	w.plan()
+	w.mu.Unlock()
+	if w.end(a, err) && err != nil && err == terr {
+		w.q.stats.timedOut.Add(1)
+	}
+}
+
+// call1 runs a's handler and returns its error, or one for a kind with no
+// handler or a handler that panicked.
+func (w *worker) call1(ctx context.Context, a *attempt) (err error) {
+	h := w.q.cfg.handlers[a.job.Kind]
+	if h == nil {
+		return fmt.Errorf("durable: no handler for kind %q on worker %s", a.job.Kind, w.q.cfg.worker)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			w.q.stats.panics.Add(1)
+			w.panicked(a.job, p, debug.Stack())
+			err = fmt.Errorf("durable: handler of kind %q panicked: %v", a.job.Kind, p)
+		}
+	}()
+	return h(ctx, a.job)
+}
+
+// panicked calls the panic handler, which must not take the worker down.
+func (w *worker) panicked(j Job, p any, stack []byte) {
+	defer func() { recover() }()
+	w.q.cfg.onPanic(j, p, stack)
+}
+
+// end ends an attempt once: an ack for nil, a failure otherwise. It
+// reports whether this call ended it.
+func (w *worker) end(a *attempt, err error) bool {
+	if !a.ended.CompareAndSwap(false, true) {
+		return false
+	}
+	if err == nil {
+		select {
+		case w.acks <- a:
+		case <-w.ctx.Done(): // close gave up waiting: the lease runs out
+		}
+		return true
+	}
+	w.fail(a, err)
+	return true
+}
+
+// fail ends a failed attempt: a retry after the kind's backoff, or dead.
+// An attempt that failed after close cancelled its context is handed back
+// instead: due at once, for another replica, and never dead for it.
+func (w *worker) fail(a *attempt, cause error) {
+	_, attempts, backoffOf := w.q.cfg.policy(a.job.Kind)
+	delay := max(backoffOf(a.job.Attempt), 0)
+	closing := w.ctx.Err() != nil
+	if closing {
+		delay, attempts = 0, math.MaxInt32
+	}
+	w.forget(a, nil)
+	if a.canceled.Load() {
+		w.q.stats.canceled.Add(1)
+		return
+	}
+	var r int64
+	err := w.call("fail", 1, func(ctx context.Context) (err error) {
+		r, err = failScript.Run(ctx, w.q.rdb, w.k.all, w.k.prefix, a.job.ID, a.token, attempts,
+			delay.Microseconds(), cause.Error(), horizon, rel(closing), w.q.cfg.worker).Int64()
+		return err
+	})
+	switch {
+	case err != nil:
+		// The lease runs out and the job runs again, as after a crash.
+	case r == -2 || a.canceled.Load():
+		w.q.stats.canceled.Add(1)
+	case r < 0:
+		if !a.lost.Load() {
+			w.q.stats.lost.Add(1)
+		}
+	case r == 0:
+		w.q.stats.dead.Add(1)
+	case closing:
+		w.q.stats.released.Add(1)
+	default:
+		w.q.stats.retried.Add(1)
+		w.notice(r, false)
+	}
+}
+
+// forget drops a from the attempts whose leases the worker renews, and
+// cancels its context.
+func (w *worker) forget(a *attempt, cause error) {
+	if a.cancel != nil {
+		a.cancel(cause)
+	}
+	w.mu.Lock()
+	if w.running[a.job.ID] == a {
+		delete(w.running, a.job.ID)
+	}
+	w.mu.Unlock()
+}
+
+// release hands back held attempts to the store, unstarted; closing also
+// takes the worker off the live ones.
+func (w *worker) release(as []*attempt, closing bool) {
+	if len(as) == 0 && !closing {
+		return
+	}
+	args := []any{w.k.prefix, w.q.cfg.worker, rel(closing), horizon}
+	for _, a := range as {
+		args = append(args, a.job.ID, a.token)
+	}
+	var n int
+	err := w.call("release", len(as), func(ctx context.Context) (err error) {
+		n, err = releaseScript.Run(ctx, w.q.rdb, w.k.all, args...).Int()
+		return err
+	})
+	if err == nil {
+		w.q.stats.released.Add(uint64(n))
+	}
+}
+
+// call makes one call of the worker's to Redis, bounded by the call
+// timeout; a failure is counted and reported, and marks Redis down until
+// a call succeeds.
+func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) error {
+	err, timedOut := bounded(context.Background(), w.q.cfg.callTimeout, f)
+	w.br.record(err, timedOut)
+	w.mu.Lock()
+	wasDown := w.down
+	w.down = err != nil
+	w.mu.Unlock()
+	if err != nil {
+		w.q.stats.errors.Add(1)
+		reloadAfter(w.q.rdb, err)
+		w.q.cfg.onError(&CallError{Queue: w.q.cfg.name, Worker: w.q.cfg.worker, Op: op, Jobs: jobs, Err: err})
+		return err
+	}
+	if wasDown {
+		// The jobs that came due meanwhile start once a renewal finds
+		// their leases still held.
+		select {
+		case w.renewNow <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// listen follows the worker's inbox and the queue's channel, and claims
+// at once on every (re)subscription, when messages may have been missed.
 func (w *worker) listen() {
 	defer w.loops.Done()
 	ch := w.sub.C()
@@ -235,122 +678,156 @@ func (w *worker) listen() {
 			}
 			switch m := m.(type) {
 			case *redis.Subscription:
-				w.arm(0)
-			case *redis.Message:
-				if us, err := strconv.ParseInt(m.Payload, 10, 64); err == nil {
-					w.arm(w.untilScore(us))
+				if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
+					w.resubscribed()
 				}
+			case *redis.Message:
+				w.message(m.Channel == w.inbox, m.Payload)
 			}
 		}
 	}
 }
 
-// start runs a claimed attempt on a goroutine of its own, which holds a
-// slot until the handler returns.
-func (w *worker) start(a *attempt) {
-	var ctx context.Context
-	ctx, a.cancel = context.WithCancel(w.ctx)
+// resubscribed claims now, and checks the leases held: a Cancel may have
+// been missed.
+func (w *worker) resubscribed() {
 	w.mu.Lock()
-	w.running[a.job.ID] = a
+	w.more, w.next = true, -1
+	if w.clk.ok {
+		w.next = w.serverNow()
+	}
+	w.plan()
 	w.mu.Unlock()
-	w.q.stats.running.Add(1)
-	w.handlers.Add(1)
-	go func() {
-		defer w.handlers.Done()
-		w.q.stats.late(w.wheel.Now().Sub(a.job.Due))
-		err := w.call(ctx, a)
-		w.q.stats.running.Add(-1)
-		w.slots <- struct{}{}
-		if err == nil {
-			select {
-			case w.acks <- a:
-			case <-w.ctx.Done(): // close gave up waiting: the lease runs out
-			}
-			return
-		}
-		w.fail(a, err)
-	}()
-}
-
-// call runs a's handler and returns its error, or one for a kind with no
-// handler or a handler that panicked.
-func (w *worker) call(ctx context.Context, a *attempt) (err error) {
-	h := w.q.cfg.handlers[a.job.Kind]
-	if h == nil {
-		return fmt.Errorf("durable: no handler for kind %q on worker %s", a.job.Kind, w.q.cfg.worker)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("durable: handler of kind %q panicked: %v", a.job.Kind, p)
-		}
-	}()
-	return h(ctx, a.job)
-}
-
-// fail ends a failed attempt: a retry after the backoff, or dead. An
-// attempt that failed after close cancelled its context is handed back
-// instead: due at once, for another replica, and never dead for it.
-func (w *worker) fail(a *attempt, cause error) {
-	c := &w.q.cfg
-	backoff, attempts := max(c.backoff(a.job.Attempt), 0), c.maxAttempts
-	closing := w.ctx.Err() != nil
-	if closing {
-		backoff, attempts = 0, math.MaxInt32
-	}
-	w.forget(a)
-	r, err := failScript.Run(context.Background(), w.q.rdb, w.sh.keys,
-		a.job.ID, a.token, attempts, backoff.Microseconds(), cause.Error(), w.sh.channel).Int()
-	switch {
-	case err != nil:
-		// The lease runs out and the job runs again, as after a crash.
-	case r < 0:
-		if !a.lost.Load() {
-			w.q.stats.lost.Add(1)
-		}
-	case r == 0:
-		w.q.stats.dead.Add(1)
-	case !closing:
-		w.q.stats.retried.Add(1)
-		w.arm(backoff)
+	select {
+	case w.renewNow <- struct{}{}:
+	default:
 	}
 }
 
-// forget drops a from the attempts whose leases the worker renews.
-func (w *worker) forget(a *attempt) {
-	a.cancel()
+// message acts on a message of the inbox (mine) or the queue's channel.
+func (w *worker) message(mine bool, p string) {
+	if p == "" {
+		return
+	}
+	switch p[0] {
+	case 'n':
+		if us, err := strconv.ParseInt(p[1:], 10, 64); err == nil {
+			w.notice(us, mine)
+		}
+	case 'c':
+		w.canceled(p[1:])
+	case 'p':
+		w.pauseKind(p[1:])
+	case 'r':
+		w.mu.Lock()
+		delete(w.paused, p[1:])
+		w.mu.Unlock()
+		w.notice(-1, false)
+	default: // a due time, as an older version published it
+		if us, err := strconv.ParseInt(p, 10, 64); err == nil {
+			w.notice(us, false)
+		}
+	}
+}
+
+// notice notes a job no worker holds, due at us (-1: now), and claims as
+// plan says. A worker with no free handler passes on a notice sent to it
+// alone to every worker.
+func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
-	if w.running[a.job.ID] == a {
-		delete(w.running, a.job.ID)
+	if us < 0 && w.clk.ok {
+		us = w.serverNow()
 	}
+	if w.next < 0 || us < w.next {
+		w.next = us
+	}
+	if w.note < 0 || us < w.note {
+		w.note = us
+	}
+	w.more = true
+	full := w.busy >= w.conc
+	w.plan()
 	w.mu.Unlock()
+	if full && forward {
+		w.call("publish", 1, func(ctx context.Context) error {
+			return w.sub.publish(ctx, w.k.ev, "n"+strconv.FormatInt(us, 10))
+		})
+	}
 }
 
-// ackLoop deletes finished jobs, many a call, and renews the leases of
-// running ones every third of the lease, until ackEnd.
+// canceled drops or cancels the job id, which Cancel deleted or
+// Reschedule took back.
+func (w *worker) canceled(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a := w.held[id]; a != nil {
+		w.dropLocked(a)
+		w.q.stats.canceled.Add(1)
+		w.plan()
+		return
+	}
+	if a := w.running[id]; a != nil {
+		a.canceled.Store(true)
+		a.cancel(ErrCanceled)
+	}
+}
+
+// pauseKind notes that kind ("" for the queue) is paused, and hands back
+// the jobs of it held.
+func (w *worker) pauseKind(kind string) {
+	w.mu.Lock()
+	w.paused[kind] = true
+	var out []*attempt
+	for _, a := range w.held {
+		if kind == "" || a.job.Kind == kind {
+			out = append(out, w.dropLocked(a))
+		}
+	}
+	w.plan()
+	w.mu.Unlock()
+	w.release(out, false)
+}
+
+// ackLoop deletes finished jobs, many a call (an ack waits up to
+// ackLinger for others), and renews the leases held every third of the
+// lease, until ackEnd.
 func (w *worker) ackLoop() {
 	defer w.acker.Done()
 	renew := w.wheel.NewTicker(w.q.cfg.lease / 3)
 	defer renew.Stop()
 	var batch []*attempt
+	var linger *timewheel.Timer
+	var lingerC <-chan time.Time
+	flush := func() {
+		if linger != nil {
+			linger.Stop()
+			linger, lingerC = nil, nil
+		}
+		for n := 1; !w.ack(batch) && w.pause(backoff(n)); n++ {
+		}
+		batch = batch[:0]
+	}
 	for {
 		select {
 		case a := <-w.acks:
 			batch = append(batch, a)
-		drain:
-			for len(batch) < maxAcks {
-				select {
-				case a := <-w.acks:
-					batch = append(batch, a)
-				default:
-					break drain
-				}
+			if len(batch) >= maxAcks {
+				flush()
+			} else if linger == nil {
+				linger = w.wheel.NewTimer(ackLinger)
+				lingerC = linger.C
 			}
-			for !w.ack(batch) && w.pause(retryDelay) {
-			}
-			batch = batch[:0]
+		case <-lingerC:
+			linger, lingerC = nil, nil
+			flush()
 		case <-renew.C:
 			w.renew()
+		case <-w.renewNow:
+			w.renew()
 		case <-w.ackEnd:
+			if linger != nil {
+				linger.Stop()
+			}
 			for {
 				select {
 				case a := <-w.acks:
@@ -371,24 +848,48 @@ func (w *worker) ackLoop() {
 // ack deletes the jobs of batch from the store, and reports whether the
 // call succeeded.
 func (w *worker) ack(batch []*attempt) bool {
-	args := make([]any, 0, 2*len(batch))
+	args := make([]any, 0, 1+2*len(batch))
+	args = append(args, w.k.prefix)
 	for _, a := range batch {
 		args = append(args, a.job.ID, a.token)
 	}
-	n, err := ackScript.Run(context.Background(), w.q.rdb, w.sh.keys, args...).Int()
+	var lost, gone map[string]bool
+	err := w.call("ack", len(batch), func(ctx context.Context) (err error) {
+		lost, gone, err = lostGone(ackScript.Run(ctx, w.q.rdb, w.k.all, args...))
+		return err
+	})
 	if err != nil {
 		return false
 	}
-	counted := 0
 	for _, a := range batch {
-		w.forget(a)
-		if a.lost.Load() {
-			counted++ // a lost lease is never held again: the attempt is among the len(batch)-n
+		w.forget(a, nil)
+		switch {
+		case gone[a.job.ID] || lost[a.job.ID] && a.canceled.Load():
+			w.q.stats.canceled.Add(1)
+		case !lost[a.job.ID]:
+			w.q.stats.ran.Add(1)
+		case !a.lost.Load():
+			w.q.stats.lost.Add(1)
 		}
 	}
-	w.q.stats.ran.Add(uint64(n))
-	w.q.stats.lost.Add(uint64(len(batch) - n - counted))
 	return true
+}
+
+// lostGone parses the {lost, gone} reply of ackScript and renewScript.
+func lostGone(cmd *redis.Cmd) (lost, gone map[string]bool, err error) {
+	v, err := cmd.Slice()
+	if err != nil {
+		return nil, nil, err
+	}
+	sets := [2]map[string]bool{{}, {}}
+	for i := range min(len(v), 2) {
+		ids, _ := v[i].([]any)
+		for _, id := range ids {
+			s, _ := id.(string)
+			sets[i][s] = true
+		}
+	}
+	return sets[0], sets[1], nil
 }
 
 // pause waits d on the wheel, and reports false if ackEnd came first.
@@ -403,37 +904,72 @@ func (w *worker) pause(d time.Duration) bool {
 	}
 }
 
-// renew extends the leases of the attempts the worker runs, and cancels
-// the contexts of those it lost.
+// renew extends the leases of the attempts the worker holds, and drops
+// (or cancels the contexts of) those it lost; then it starts the held
+// jobs that came due while Redis was down, their leases confirmed.
 func (w *worker) renew() {
 	w.mu.Lock()
-	args := make([]any, 0, 1+2*len(w.running))
-	args = append(args, w.q.cfg.lease.Microseconds())
+	ttl := w.ttl
+	if w.stopping {
+		ttl = 0 // close took it off the live workers
+	}
+	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
+	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
-	w.mu.Unlock()
-	if len(args) == 1 {
-		return
+	for id, a := range w.held {
+		args = append(args, id, a.token)
 	}
-	lost, err := renewScript.Run(context.Background(), w.q.rdb, w.sh.keys, args...).StringSlice()
+	w.mu.Unlock()
+	var lost, gone map[string]bool
+	err := w.call("renew", (len(args)-4)/2, func(ctx context.Context) (err error) {
+		lost, gone, err = lostGone(renewScript.Run(ctx, w.q.rdb, w.k.all, args...))
+		return err
+	})
 	if err != nil {
 		return
 	}
-	for _, id := range lost {
-		w.mu.Lock()
-		a := w.running[id]
-		w.mu.Unlock()
-		if a != nil {
-			a.lost.Store(true)
-			w.q.stats.lost.Add(1)
-			w.forget(a)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, set := range []map[string]bool{lost, gone} {
+		for id := range set {
+			canceled := gone[id]
+			if a := w.running[id]; a != nil {
+				delete(w.running, id)
+				if canceled || a.canceled.Load() {
+					// Cancel's message was missed, or has not come yet.
+					a.canceled.Store(true)
+					a.cancel(ErrCanceled)
+				} else {
+					if !a.lost.Swap(true) {
+						w.q.stats.lost.Add(1)
+					}
+					a.cancel(ErrLeaseLost)
+				}
+			} else if a := w.held[id]; a != nil {
+				w.dropLocked(a)
+				if canceled {
+					w.q.stats.canceled.Add(1)
+				} else {
+					w.q.stats.lost.Add(1)
+				}
+			}
 		}
 	}
+	for _, a := range w.held {
+		if a.deferred && !w.down && !w.stopping {
+			delete(w.held, a.job.ID)
+			w.startLocked(a)
+		}
+	}
+	w.countHeld()
+	w.plan()
 }
 
-// close stops claiming, waits for the handlers until ctx ends (then
-// cancels them and waits for them to return) and flushes the acks.
+// close stops claiming, hands back the jobs held, waits for the handlers
+// until ctx ends (then cancels them and waits for them to return) and
+// flushes the acks. The Queue closes the wheel.
 func (w *worker) close(ctx context.Context) error {
 	w.mu.Lock()
 	w.stopping = true
@@ -441,10 +977,15 @@ func (w *worker) close(ctx context.Context) error {
 		w.wake.Stop()
 		w.wake = nil
 	}
+	var held []*attempt
+	for _, a := range w.held {
+		held = append(held, w.dropLocked(a))
+	}
 	w.mu.Unlock()
 	close(w.stop)
 	w.sub.close()
 	w.loops.Wait()
+	w.release(held, true)
 	done := make(chan struct{})
 	go func() {
 		w.handlers.Wait()
@@ -462,4 +1003,11 @@ func (w *worker) close(ctx context.Context) error {
 	w.acker.Wait()
 	w.cancel()
 	return err
+}
+
+// countHeld adds the change in len(held) to Stats.Held, which sums the
+// Queue's workers. mu is held.
+func (w *worker) countHeld() {
+	w.q.stats.held.Add(int64(len(w.held) - w.heldN))
+	w.heldN = len(w.held)
 }
