@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -62,10 +63,13 @@ func BenchmarkScheduleReplicated(b *testing.B) {
 }
 
 // BenchmarkClusterBurst measures 1e5 jobs due within one second, on one
-// redis-server against the shared cluster of three primaries with the
+// redis-server (alone, and with a replica, as each primary of the
+// cluster has) against the shared cluster of three primaries with the
 // queue in 3 shards (WithShards(3)): jobs scheduled 20 s ahead
 // (DURABLE_BENCH_AHEAD changes it) from 16 goroutines, run by 3 replicas
-// of 64 handlers each (goroutine groups in this process). It reports the
+// (goroutine groups in this process) of 64 handlers each, or of 192 on
+// the cluster (64 a shard: a replica splits its handlers among the
+// shards, and a claim leases at most a shard's free handlers). It reports the
 // lateness (handler start minus due time), the jobs started per second
 // from the first due time to the last start, and each primary's Redis CPU
 // (INFO cpu, user and sys) per job, from before scheduling to the last
@@ -82,32 +86,55 @@ func BenchmarkClusterBurst(b *testing.B) {
 		}
 		ahead = d
 	}
-	b.Run("1-node", func(b *testing.B) {
-		srv := startRedis(b)
-		for range b.N {
-			burst(b, []*redisserver.Server{srv}, func() redis.UniversalClient {
-				return redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 32})
-			}, 1, ahead)
+	for _, replica := range []bool{false, true} {
+		name := "1-node"
+		if replica {
+			name = "1-node-with-a-replica" // as each primary of the cluster has
 		}
-	})
-	b.Run("3-primaries-3-shards", func(b *testing.B) {
-		c := redisserver.SharedCluster(b)
-		ps, err := c.Primaries()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for range b.N {
-			burst(b, ps, func() redis.UniversalClient {
-				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32, ClusterStateReloadInterval: time.Second})
-			}, 3, ahead)
-		}
-	})
+		b.Run(name, func(b *testing.B) {
+			srv := startRedis(b)
+			if replica {
+				host, port, _ := net.SplitHostPort(srv.Addr)
+				r := startRedis(b, append([]string{"--replicaof", host, port}, redisserver.NoPersistence...)...)
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					info, err := r.Info("replication")
+					if err == nil && info["master_link_status"] == "up" {
+						break
+					}
+					if time.Now().After(deadline) {
+						b.Fatal("the replica did not sync in 30s")
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			for range b.N {
+				burst(b, []*redisserver.Server{srv}, func() redis.UniversalClient {
+					return redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 32})
+				}, 1, 64, ahead)
+			}
+		})
+	}
+	for _, conc := range []int{64, 192} {
+		b.Run(fmt.Sprintf("3-primaries-3-shards/handlers=%d", conc), func(b *testing.B) {
+			c := redisserver.SharedCluster(b)
+			ps, err := c.Primaries()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range b.N {
+				burst(b, ps, func() redis.UniversalClient {
+					return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32})
+				}, 3, conc, ahead)
+			}
+		})
+	}
 }
 
 // burst runs 1e5 jobs due within a second of ahead from now on a queue of
 // k shards, and reports as BenchmarkClusterBurst says. primaries are the
 // servers whose CPU it reads.
-func burst(b *testing.B, primaries []*redisserver.Server, client func() redis.UniversalClient, k int, ahead time.Duration) {
+func burst(b *testing.B, primaries []*redisserver.Server, client func() redis.UniversalClient, k, conc int, ahead time.Duration) {
 	const n, replicas, window = 100_000, 3, time.Second
 	name := fmt.Sprintf("burst-%d", time.Now().UnixNano())
 	late := make([]time.Duration, n)
@@ -135,7 +162,7 @@ func burst(b *testing.B, primaries []*redisserver.Server, client func() redis.Un
 	}()
 	for range replicas {
 		c := client()
-		q := durable.New(c, durable.WithName(name), durable.WithShards(k), durable.WithConcurrency(64),
+		q := durable.New(c, durable.WithName(name), durable.WithShards(k), durable.WithConcurrency(conc),
 			durable.WithHandler("k", func(_ context.Context, j durable.Job) error {
 				handle(j.Payload)
 				return nil
