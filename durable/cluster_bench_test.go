@@ -74,7 +74,7 @@ func BenchmarkScheduleReplicated(b *testing.B) {
 // from the first due time to the last start, and each primary's Redis CPU
 // (INFO cpu, user and sys) per job, from before scheduling to the last
 // start: cpu-µs/job/p1 and so on, in the order of their share, with their
-// sum.
+// sum; and the runs of a job after its first (runs-again).
 //
 //	cd durable && go test -run '^$' -bench ClusterBurst -benchtime 1x -timeout 30m
 func BenchmarkClusterBurst(b *testing.B) {
@@ -139,12 +139,13 @@ func burst(b *testing.B, primaries []*redisserver.Server, client func() redis.Un
 	name := fmt.Sprintf("burst-%d", time.Now().UnixNano())
 	late := make([]time.Duration, n)
 	seen := make([]atomic.Int32, n)
-	var done, lastStart atomic.Int64
+	var done, lastStart, again atomic.Int64
 	all := make(chan struct{})
 	handle := func(p []byte) {
 		now := time.Now()
 		i := binary.LittleEndian.Uint32(p[8:])
 		if seen[i].Add(1) != 1 {
+			again.Add(1)
 			return
 		}
 		late[i] = now.Sub(time.Unix(0, int64(binary.LittleEndian.Uint64(p))))
@@ -221,6 +222,7 @@ func burst(b *testing.B, primaries []*redisserver.Server, client func() redis.Un
 		b.ReportMetric(us, fmt.Sprintf("cpu-µs/job/p%d", len(per)-i))
 	}
 	b.ReportMetric(sum, "cpu-µs/job/all")
+	b.ReportMetric(float64(again.Load()), "runs-again")
 	b.ReportMetric(0, "ns/op")
 }
 
