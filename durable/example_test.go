@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"log"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,4 +28,33 @@ func ExampleNew() {
 	q.ScheduleAfter(ctx, "order-42", "cancel-unpaid", 30*time.Minute, []byte("42"))
 	// On its payment:
 	q.Cancel(ctx, "order-42")
+}
+
+// A kind with its own timeout and retry policy; a handler's panic and
+// the worker's Redis errors go to the program's logger. (Compiled, not
+// run: it needs a Redis server.)
+func ExampleWithHandler() {
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+	q := durable.New(rdb,
+		durable.WithHandler("webhook", func(ctx context.Context, j durable.Job) error {
+			// Deliver string(j.Payload); ctx ends after 30s.
+			return nil
+		}, durable.Timeout(30*time.Second), durable.Retry(10, durable.Exponential(time.Minute, 6*time.Hour))),
+		durable.WithErrorHandler(func(err error) { log.Print(err) }),
+		durable.WithPanicHandler(func(j durable.Job, p any, stack []byte) {
+			log.Printf("job %s of kind %s panicked: %v\n%s", j.ID, j.Kind, p, stack)
+		}))
+	defer q.Close(context.Background())
+}
+
+// Pause a kind on every replica while its downstream is down; its due
+// jobs wait, and run once it is resumed. (Compiled, not run.)
+func ExampleQueue_Pause() {
+	ctx := context.Background()
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"}})
+	q := durable.New(rdb)
+	q.Pause(ctx, "webhook")
+	paused, _ := q.Paused(ctx) // ["webhook"]
+	_ = paused
+	q.Resume(ctx, "webhook")
 }

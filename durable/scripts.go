@@ -228,7 +228,7 @@ return 1
 // It returns {now, left, paused, id, due, attempt, blob, ...}: the
 // server's time; the score of the first job within hz it left (-1 if it
 // saw none: there may be more when it leased limit, or scanned 2*limit
-// candidates); the paused kinds; and each leased job with its due time
+// candidates mostly set aside); the paused kinds; and each leased job with its due time
 // (its score before the claim), its attempt number (1 for the first) and
 // its blob. It reads and writes all the jobs with one command per key,
 // not one per job.
@@ -253,7 +253,7 @@ for i = 1, #cand, 2 do ids[#ids + 1] = cand[i] end
 local blobs = redis.call('HMGET', KEYS[2], unpack(ids))
 local runs = redis.call('HMGET', KEYS[3], unpack(ids))
 local zadd, hset, gone, park, rem = {}, {}, {}, {}, {}
-local taken = 0
+local taken, skipped = 0, 0
 local full = false
 for k, id in ipairs(ids) do
   local s = tonumber(cand[2 * k])
@@ -262,7 +262,7 @@ for k, id in ipairs(ids) do
   if not b then
     gone[#gone + 1] = id
   elseif w and s > now then
-    -- held by a live lease
+    skipped = skipped + 1 -- held by a live lease
   elseif #paused > 0 and pk[kindof(b)] then
     local kind = kindof(b)
     if not park[kind] then park[kind] = {} end
@@ -288,7 +288,9 @@ for k, id in ipairs(ids) do
     break
   end
 end
-if not full and #ids == 2 * limit then out[2] = tonumber(cand[#cand]) end
+-- A window full of jobs set aside, or gone, says to claim again; one
+-- full of live leases (late renewals) would say so again at once.
+if not full and #ids == 2 * limit and 2 * skipped < #ids then out[2] = tonumber(cand[#cand]) end
 if #zadd > 0 then
   redis.call('ZADD', KEYS[1], unpack(zadd))
   redis.call('HSET', KEYS[3], unpack(hset))

@@ -290,3 +290,73 @@ func TestClaimsDoNotGrowWithReplicas(t *testing.T) {
 		}
 	}
 }
+
+// The due jobs of a paused kind do not hold back those of another kind
+// due after them: claims set them aside, a window at a time, claiming
+// again at once while a window held only those.
+func TestPausedBacklogDoesNotBlock(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	ctx := context.Background()
+	admin := newQueue(t, rdb) // no worker yet: the backlog waits in :due
+	if err := admin.Pause(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i := range 200 {
+		if ok, err := admin.Schedule(ctx, fmt.Sprint("a", i), "a", now, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if ok, err := admin.Schedule(ctx, "b", "b", now.Add(time.Millisecond), nil); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	t0 := time.Now()
+	newQueue(t, rdb, durable.WithBatch(8), durable.WithHandler("a", r.handler), durable.WithHandler("b", r.handler))
+	waitFor(t, 10*time.Second, "b run", func() bool { return r.count("b") == 1 })
+	t.Logf("b ran %v after the worker started, behind 200 paused jobs", time.Since(t0))
+	if d := time.Since(t0); d > 700*time.Millisecond {
+		t.Errorf("b ran %v after the worker started; want well within a poll (1s)", d)
+	}
+	if n := rdb.ZCard(ctx, "{durable}:park:a").Val(); n != 200 {
+		t.Errorf("%d jobs of a parked, want 200", n)
+	}
+}
+
+// A job due at once is announced to one live worker, not to every
+// replica: 200 of them, one every 5 ms, cost about a claim each across
+// three replicas, not three.
+func TestNoticeGoesToOneWorker(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	var qs []*durable.Queue
+	for i := range 3 {
+		qs = append(qs, newQueue(t, rdb, durable.WithWorkerID(fmt.Sprint("w", i)), durable.WithHandler("k", r.handler)))
+	}
+	admin := newQueue(t, rdb, durable.WithKinds("k"))
+	waitFor(t, 10*time.Second, "three live workers", func() bool { return rdb.ZCard(context.Background(), "{durable}:workers").Val() == 3 })
+	var claims0 uint64
+	for _, q := range qs {
+		claims0 += q.Stats().Claims
+	}
+	const n = 200
+	for i := range n {
+		if ok, err := admin.ScheduleAfter(context.Background(), fmt.Sprint("job-", i), "k", 0, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, 10*time.Second, "every job run", func() bool { return r.total() == n })
+	var claims uint64
+	var per []uint64
+	for _, q := range qs {
+		st := q.Stats()
+		claims += st.Claims
+		per = append(per, st.Claimed)
+	}
+	claims -= claims0
+	t.Logf("%d claims for %d jobs due at once; jobs per replica %v", claims, n, per)
+	if claims > n*3/2 {
+		t.Errorf("%d claims for %d jobs; want about one a job, not one a replica", claims, n)
+	}
+}

@@ -28,6 +28,9 @@ const (
 	// urgent is how soon before its due time a job no worker holds makes a
 	// worker with a free handler claim, whatever else it waits for.
 	urgent = 20 * time.Millisecond
+	// forwardEvery bounds how often a full worker passes notices on to
+	// every worker: one says "claim what is due" for all since.
+	forwardEvery = 10 * time.Millisecond
 )
 
 // A worker leases a Queue's jobs ahead of their due times and runs them.
@@ -41,8 +44,8 @@ const (
 // worker holds, leased ahead (held, each with a wheel timer at its due
 // time) or started (running, until its end is written to the store); a
 // claim asks for at most conc-busy, so every job leased ahead has a
-// handler free at its due time. One wheel timer, wake, fires claimLoop through kick; arm moves
-// it earlier, never later. plan decides when to claim next, from what the
+// handler free at its due time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
+// it earlier, never later. planLocked decides when to claim next, from what the
 // last claim and the messages since said. mu guards the fields below it;
 // Redis is never called with mu held, nor from a wheel callback.
 type worker struct {
@@ -88,6 +91,7 @@ type worker struct {
 	down      bool                // the last call to Redis failed: held jobs wait for the next that succeeds
 	fails     int                 // claims in a row that failed
 	wheelGone bool                // the wheel was found closed, and it was reported
+	forwarded time.Time           // when a notice was last passed on to every worker
 	heldN     int                 // len(held) as last added to stats.held
 }
 
@@ -174,7 +178,7 @@ func (w *worker) claimRound() {
 			n = min(w.conc-w.busy, w.q.cfg.batch)
 		}
 		if n <= 0 {
-			w.plan()
+			w.planLocked()
 			w.mu.Unlock()
 			return
 		}
@@ -188,12 +192,12 @@ func (w *worker) claimRound() {
 		w.busy -= n - len(jobs)
 		if err != nil {
 			w.fails++
-			w.arm(backoff(w.fails))
+			w.armLocked(backoff(w.fails))
 			w.mu.Unlock()
 			return
 		}
 		w.fails = 0
-		again, release := w.take(jobs, left, paused)
+		again, release := w.takeLocked(jobs, left, paused)
 		w.mu.Unlock()
 		if len(release) > 0 {
 			w.release(release, false)
@@ -252,10 +256,10 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	return jobs, left, paused, nil
 }
 
-// take holds or starts the jobs a claim leased, notes what it said, and
+// takeLocked holds or starts the jobs a claim leased, notes what it said, and
 // returns whether to claim again at once, and the jobs to hand back (the
 // worker is stopping, or their kind was paused). mu is held.
-func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*attempt) {
+func (w *worker) takeLocked(jobs []*attempt, left int64, paused []string) (bool, []*attempt) {
 	w.next = left
 	if w.note >= 0 && (w.next < 0 || w.note < w.next) {
 		w.next = w.note
@@ -269,7 +273,7 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 	}
 	if len(paused) > 0 {
 		for _, a := range w.held {
-			if w.isPaused(a.job.Kind) {
+			if w.pausedLocked(a.job.Kind) {
 				release = append(release, w.dropLocked(a))
 			}
 		}
@@ -287,7 +291,7 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 			w.busy--
 			continue
 		}
-		if t := w.local(a.due); t.After(now) {
+		if t := w.localLocked(a.due); t.After(now) {
 			w.held[a.job.ID] = a
 			a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
 			continue
@@ -299,16 +303,16 @@ func (w *worker) take(jobs []*attempt, left int64, paused []string) (bool, []*at
 		return false, release
 	}
 	now = w.wheel.Now()
-	claimNow, at := w.decide(now)
+	claimNow, at := w.decideLocked(now)
 	if !claimNow && !at.IsZero() {
-		w.arm(at.Sub(now))
+		w.armLocked(at.Sub(now))
 	}
 	return claimNow, release
 }
 
-// decide returns whether to claim now, or else when to (zero: only when a
+// decideLocked returns whether to claim now, or else when to (zero: only when a
 // handler frees up). mu is held.
-func (w *worker) decide(now time.Time) (bool, time.Time) {
+func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 	free := w.conc - w.busy
 	if w.stopping || free <= 0 {
 		return false, time.Time{}
@@ -321,7 +325,7 @@ func (w *worker) decide(now time.Time) (bool, time.Time) {
 	}
 	at := w.pollAt
 	if w.more {
-		t := w.local(w.next)
+		t := w.localLocked(w.next)
 		if !t.After(now.Add(w.hz)) {
 			if free >= w.thr || !t.After(now.Add(w.urgent)) {
 				return true, time.Time{}
@@ -337,10 +341,10 @@ func (w *worker) decide(now time.Time) (bool, time.Time) {
 	return false, at
 }
 
-// plan kicks claimLoop, or arms the wake, as decide says. mu is held.
-func (w *worker) plan() {
+// planLocked kicks claimLoop, or arms the wake, as decide says. mu is held.
+func (w *worker) planLocked() {
 	now := w.wheel.Now()
-	claimNow, at := w.decide(now)
+	claimNow, at := w.decideLocked(now)
 	switch {
 	case claimNow:
 		select {
@@ -348,20 +352,20 @@ func (w *worker) plan() {
 		default:
 		}
 	case !at.IsZero():
-		w.arm(at.Sub(now))
+		w.armLocked(at.Sub(now))
 	}
 }
 
-// arm makes the wake fire within d, unless it is due sooner already. mu
+// armLocked makes the wake fire within d, unless it is due sooner already. mu
 // is held.
-func (w *worker) arm(d time.Duration) {
+func (w *worker) armLocked(d time.Duration) {
 	d = max(d, 0)
 	at := w.wheel.Now().Add(d)
 	if w.stopping || w.wake != nil && !w.wakeAt.After(at) {
 		return
 	}
 	if w.wheel.Err() != nil {
-		w.wheelClosed()
+		w.wheelClosedLocked()
 		return
 	}
 	if w.wake != nil {
@@ -384,9 +388,9 @@ func (w *worker) arm(d time.Duration) {
 	})
 }
 
-// wheelClosed reports, once, that the worker's wheel was closed under it.
+// wheelClosedLocked reports, once, that the worker's wheel was closed under it.
 // mu is held.
-func (w *worker) wheelClosed() {
+func (w *worker) wheelClosedLocked() {
 	if w.wheelGone {
 		return
 	}
@@ -399,16 +403,16 @@ func (w *worker) wheelClosed() {
 	}()
 }
 
-// local returns when Redis's clock reads us, on the wheel's clock. mu is
+// localLocked returns when Redis's clock reads us, on the wheel's clock. mu is
 // held.
-func (w *worker) local(us int64) time.Time {
+func (w *worker) localLocked(us int64) time.Time {
 	d := min(max(us-w.clk.server, -1<<40), 1<<40)
 	return w.clk.local.Add(time.Duration(d) * time.Microsecond)
 }
 
-// serverNow returns Redis's clock now, as the worker knows it: never
+// serverNowLocked returns Redis's clock now, as the worker knows it: never
 // ahead of it. mu is held.
-func (w *worker) serverNow() int64 {
+func (w *worker) serverNowLocked() int64 {
 	return w.clk.server + w.wheel.Since(w.clk.local).Microseconds()
 }
 
@@ -419,8 +423,8 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// isPaused reports whether jobs of kind wait. mu is held.
-func (w *worker) isPaused(kind string) bool { return w.paused[""] || w.paused[kind] }
+// pausedLocked reports whether jobs of kind wait. mu is held.
+func (w *worker) pausedLocked(kind string) bool { return w.paused[""] || w.paused[kind] }
 
 // fire starts a held attempt at its due time, unless it was dropped, its
 // kind paused, or Redis is down. It runs on the wheel: it never calls
@@ -432,19 +436,19 @@ func (w *worker) fire(a *attempt) {
 		return
 	}
 	now := w.wheel.Now()
-	if t := w.local(a.due); t.After(now) {
+	if t := w.localLocked(a.due); t.After(now) {
 		// The clock map moved since: wait for the rest, never early.
 		a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
 		return
 	}
-	if w.isPaused(a.job.Kind) {
+	if w.pausedLocked(a.job.Kind) {
 		w.dropLocked(a)
 		w.handlers.Add(1)
 		go func() {
 			defer w.handlers.Done()
 			w.release([]*attempt{a}, false)
 		}()
-		w.plan()
+		w.planLocked()
 		return
 	}
 	if w.down {
@@ -471,7 +475,7 @@ func (w *worker) dropLocked(a *attempt) *attempt {
 func (w *worker) startLocked(a *attempt) {
 	w.running[a.job.ID] = a
 	w.q.stats.running.Add(1)
-	w.q.stats.late(time.Duration(w.serverNow()-a.due) * time.Microsecond)
+	w.q.stats.late(time.Duration(w.serverNowLocked()-a.due) * time.Microsecond)
 	timeout, _, _ := w.q.cfg.policy(a.job.Kind)
 	ctx, cancel := context.WithCancelCause(w.ctx)
 	a.cancel, a.timeout = cancel, timeout
@@ -516,7 +520,7 @@ func (w *worker) run(ctx context.Context, a *attempt) {
 	w.q.stats.running.Add(-1)
 	w.mu.Lock()
 	w.busy--
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	if w.end(a, err) && err != nil && err == terr {
 		w.q.stats.timedOut.Add(1)
@@ -694,9 +698,9 @@ func (w *worker) resubscribed() {
 	w.mu.Lock()
 	w.more, w.next = true, -1
 	if w.clk.ok {
-		w.next = w.serverNow()
+		w.next = w.serverNowLocked()
 	}
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	select {
 	case w.renewNow <- struct{}{}:
@@ -731,12 +735,12 @@ func (w *worker) message(mine bool, p string) {
 }
 
 // notice notes a job no worker holds, due at us (-1: now), and claims as
-// plan says. A worker with no free handler passes on a notice sent to it
-// alone to every worker.
+// planLocked says. A worker with no free handler passes on a notice sent
+// to it alone to every worker, one each forwardEvery at most.
 func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
 	if us < 0 && w.clk.ok {
-		us = w.serverNow()
+		us = w.serverNowLocked()
 	}
 	if w.next < 0 || us < w.next {
 		w.next = us
@@ -746,9 +750,15 @@ func (w *worker) notice(us int64, forward bool) {
 	}
 	w.more = true
 	full := w.busy >= w.conc
-	w.plan()
+	now := w.wheel.Now()
+	if full && forward && now.Sub(w.forwarded) >= forwardEvery {
+		w.forwarded = now
+	} else {
+		forward = false
+	}
+	w.planLocked()
 	w.mu.Unlock()
-	if full && forward {
+	if forward {
 		w.call("publish", 1, func(ctx context.Context) error {
 			return w.sub.publish(ctx, w.k.ev, "n"+strconv.FormatInt(us, 10))
 		})
@@ -763,7 +773,7 @@ func (w *worker) canceled(id string) {
 	if a := w.held[id]; a != nil {
 		w.dropLocked(a)
 		w.q.stats.canceled.Add(1)
-		w.plan()
+		w.planLocked()
 		return
 	}
 	if a := w.running[id]; a != nil {
@@ -783,7 +793,7 @@ func (w *worker) pauseKind(kind string) {
 			out = append(out, w.dropLocked(a))
 		}
 	}
-	w.plan()
+	w.planLocked()
 	w.mu.Unlock()
 	w.release(out, false)
 }
@@ -964,7 +974,7 @@ func (w *worker) renew() {
 		}
 	}
 	w.countHeld()
-	w.plan()
+	w.planLocked()
 }
 
 // close stops claiming, hands back the jobs held, waits for the handlers

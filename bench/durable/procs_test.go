@@ -323,8 +323,9 @@ func newScheduler(sys, addr string) scheduler {
 //   - sparse: 1,000 jobs a second for 10 s, each scheduled 5 s before
 //     its due time (one due every millisecond), with 1, 3 and 10 worker
 //     processes;
-//   - burst: 1e5 jobs due within one second, scheduled 20 s ahead from
-//     16 goroutines, with 3 worker processes.
+//   - dense: 1e5 jobs due over 10 s, and burst: 1e5 jobs due within one
+//     second, each scheduled 20 s ahead from 16 goroutines, with 3 worker
+//     processes.
 //
 // It reports, per run:
 //
@@ -336,7 +337,7 @@ func newScheduler(sys, addr string) scheduler {
 //	early          first runs that started before their due time
 //	last-ms        the last first run's start minus the last due time
 //	jobs/s         jobs over the time from the first due time to the last start
-//	B/job          Redis used_memory per pending job, after scheduling (burst)
+//	B/job          Redis used_memory per pending job, after scheduling (dense, burst)
 //	runs/job       handler runs per job
 //	scripts/job    Lua script calls (EVALSHA, EVAL) per job, scheduling included
 func BenchmarkProcesses(b *testing.B) {
@@ -351,6 +352,13 @@ func BenchmarkProcesses(b *testing.B) {
 				}
 			})
 		}
+	}
+	for _, sys := range []string{"durable", "asynq"} {
+		b.Run(fmt.Sprintf("dense/%s/replicas=3", sys), func(b *testing.B) {
+			for range b.N {
+				runJobs(b, rdb, srv.Addr, sys, 3, 100_000, 20*time.Second, 10*time.Second, 16)
+			}
+		})
 	}
 	for _, sys := range []string{"durable", "asynq"} {
 		b.Run(fmt.Sprintf("burst/%s/replicas=3", sys), func(b *testing.B) {
