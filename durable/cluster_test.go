@@ -100,6 +100,7 @@ func TestClusterReplica(t *testing.T) {
 	opts := append(clusterOptions(t, os.Getenv(clusterOpts)),
 		durable.WithName(os.Getenv(clusterQueue)), durable.WithWorkerID(name),
 		durable.WithLease(clusterLease), durable.WithConcurrency(32),
+		durable.WithErrorHandler(func(error) {}), // the failover makes many; Stats counts them
 		durable.WithHandler("work", func(ctx context.Context, j durable.Job) error {
 			fmt.Printf("run %s %s %d %d %d\n", j.ID, name, j.Attempt, time.Now().UnixMicro(), j.Due.UnixMicro())
 			select {
@@ -323,7 +324,7 @@ type failoverResult struct {
 // counts the jobs Schedule acknowledged and those it did not (an error),
 // the acknowledged jobs that never ran (lost) and the jobs that ran more
 // than once.
-func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string) failoverResult {
+func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string, shards int) failoverResult {
 	rdb := clusterClient(t, c)
 	runs := &cruns{byID: map[string][]crun{}}
 	rs := startClusterReplicas(t, c, name, opts, 2, runs)
@@ -389,9 +390,9 @@ func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string) failov
 
 	// Every job in the store runs: wait until it is empty, and for the
 	// lease of any lost ack or claim to run out and its job to run again.
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, 1) })
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, shards) })
 	time.Sleep(clusterLease + 500*time.Millisecond)
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, 1) })
+	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, shards) })
 	// The jobs ran without the killed node; it rejoins, as a replica.
 	if err := c.Rejoin(killed); err != nil {
 		t.Fatal(err)
@@ -420,18 +421,23 @@ func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string) failov
 
 // A primary killed (SIGKILL) while its replica is 400 ms behind, the
 // replica promoted: without WithReplicated, Schedule acknowledged jobs
-// the replica never got, and they are lost; with it, none is.
+// the replica never got, and they are lost; with it, none is, in a queue
+// of one shard and of three (whose other shards go on meanwhile).
 func TestClusterFailover(t *testing.T) {
 	c := redisserver.SharedCluster(t)
-	for _, tc := range []struct{ name, opts string }{
-		{"c-fail-async", ""},
-		{"c-fail-replicated", "replicated"},
+	for _, tc := range []struct {
+		name, opts string
+		shards     int
+	}{
+		{"c-fail-async", "", 1},
+		{"c-fail-replicated", "replicated", 1},
+		{"c-fail-replicated-shards", "replicated,shards=3", 3},
 	} {
 		t.Run(strings.TrimPrefix(tc.name, "c-fail-"), func(t *testing.T) {
-			r := runFailover(t, c, tc.name, tc.opts)
+			r := runFailover(t, c, tc.name, tc.opts, tc.shards)
 			t.Logf("%s: slot without a primary for %v; %d jobs acknowledged, %d not (an error); %d acknowledged jobs lost; %d jobs ran twice",
 				tc.name, r.down.Round(time.Millisecond), r.acked, r.unacked, r.lost, r.twice)
-			if tc.opts == "replicated" && r.lost > 0 {
+			if tc.opts != "" && r.lost > 0 {
 				t.Errorf("WithReplicated: %d acknowledged jobs lost", r.lost)
 			}
 		})

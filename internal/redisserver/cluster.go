@@ -242,6 +242,7 @@ func (c *Cluster) KillPrimary(slot int) (killed, promoted *Server, down time.Dur
 func (s *Server) Pause() {
 	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGSTOP)
+		s.paused = true
 	}
 }
 
@@ -250,7 +251,12 @@ func (s *Server) Resume() {
 	if s.cmd != nil {
 		s.cmd.Process.Signal(syscall.SIGCONT)
 	}
+	s.paused = false
 }
+
+// answers reports whether the server runs and is not paused: whether the
+// cluster's checks may ask it.
+func (s *Server) answers() bool { return s.cmd != nil && !s.paused }
 
 // Rejoin starts a node KillPrimary killed again, on its port and
 // directory, unless it runs, and waits until it has rejoined as a replica
@@ -296,7 +302,7 @@ func (c *Cluster) waitAgreed(limit time.Duration, full bool) error {
 func (c *Cluster) agreed(full bool) error {
 	var first map[int]string // slot range start -> primary ID
 	for _, s := range c.Nodes {
-		if s.cmd == nil {
+		if !s.answers() {
 			continue
 		}
 		info, err := s.Do("CLUSTER", "INFO")
@@ -369,7 +375,7 @@ func mapsEqual(a, b map[int]string) bool {
 type node struct {
 	addr   string
 	master string   // the primary's ID for a replica, "" for a primary
-	failed bool     // flagged fail or fail?
+	failed bool     // flagged fail (the cluster agreed; fail?, one node's suspicion, is not)
 	slots  [][2]int // the slot ranges a primary serves
 }
 
@@ -386,7 +392,7 @@ func (n node) serves(slot int) bool {
 func (c *Cluster) view() (map[string]node, error) {
 	var err error
 	for _, s := range c.Nodes {
-		if s.cmd == nil {
+		if !s.answers() {
 			continue
 		}
 		var v map[string]node
@@ -413,7 +419,7 @@ func nodesOf(s *Server) (map[string]node, error) {
 			continue
 		}
 		flags := strings.Split(f[2], ",")
-		n := node{addr: strings.SplitN(f[1], "@", 2)[0], failed: slices.Contains(flags, "fail") || slices.Contains(flags, "fail?")}
+		n := node{addr: strings.SplitN(f[1], "@", 2)[0], failed: slices.Contains(flags, "fail")}
 		if f[3] != "-" {
 			n.master = f[3]
 		}

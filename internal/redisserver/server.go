@@ -45,6 +45,7 @@ type Server struct {
 	orphan   bool     // killed when the process that started it dies (a Cluster's nodes)
 	pre      []string // arguments before the port: a Sentinel's config file and --sentinel
 	ready    string   // the log line that says it accepts connections; "" for a server's
+	paused   bool     // stopped by Pause (SIGSTOP) until Resume
 }
 
 // Start starts a redis-server with the arguments args (NoPersistence,
@@ -133,7 +134,7 @@ func (s *Server) end(sig syscall.Signal) {
 	}
 	s.cmd.Process.Signal(sig)
 	<-s.exited
-	s.cmd = nil
+	s.cmd, s.paused = nil, false
 }
 
 // logWriter keeps the server's log and closes ready once the server
