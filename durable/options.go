@@ -162,9 +162,10 @@ func WithKinds(kinds ...string) Option {
 }
 
 // WithConcurrency sets how many handlers the worker runs at once
-// (default 64). It claims no more jobs than it has free handlers, so a
-// replica never holds leases on jobs it has not started. It panics if n
-// is not positive.
+// (default 64). With every handler busy it claims nothing; otherwise it
+// holds ahead of their due times as many jobs as its handlers start
+// within half the horizon, at their mean run time (at least n, at most
+// twice WithBatch). It panics if n is not positive.
 func WithConcurrency(n int) Option {
 	if n <= 0 {
 		panic(fmt.Sprintf("durable: WithConcurrency: non-positive n %d", n))
@@ -172,7 +173,8 @@ func WithConcurrency(n int) Option {
 	return func(c *config) { c.concurrency = n }
 }
 
-// WithBatch sets the most jobs one claim leases (default 256). It panics
+// WithBatch sets the most jobs one claim leases (default 256); a worker
+// holds at most twice as many ahead of their due times. It panics
 // if n is not in [1, 1000] (a claim script's arguments to one command are
 // bounded).
 func WithBatch(n int) Option {
@@ -222,7 +224,7 @@ func Exponential(base, limit time.Duration) func(attempt int) time.Duration {
 	}
 }
 
-// WithPoll sets how often a worker with free handlers claims the jobs due
+// WithPoll sets how often a worker with room claims the jobs due
 // within its horizon without being told of them (default 1 s, ±20 %
 // jitter): the periodic claim that finds the jobs scheduled more than 2 s
 // ahead, those no message announced, and those whose lease ran out. A d

@@ -69,14 +69,14 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // round trip.
 //
 // A worker leases the jobs due within its horizon (2 s, or half the
-// lease) ahead of their due time, as many as it has free handlers, one
-// claim for all of them, and starts each from its wheel at its due time,
-// with no call to Redis then. Claims come from the worker's free handlers,
-// not from the due times: a replica claims when half its handlers are
-// free and more jobs are due within the horizon, when a job is due within
-// 20 ms that no one holds, and every second (WithPoll) to find the jobs
-// that entered the horizon; so the claims across the queue grow with the
-// jobs, not with the replicas. Schedule tells one live worker (not all)
+// lease) ahead of their due time, a batch a claim, as many as its
+// handlers can start on time, and starts each from its wheel at its due
+// time, with no call to Redis then. Claims come from the worker's room,
+// not from the due times: a replica claims when it has room for half a
+// batch and more jobs are due within the horizon, when a job is due
+// within 20 ms that no one holds, and every second (WithPoll) to find the
+// jobs that entered the horizon; so the claims across the queue grow with
+// the jobs, not with the replicas. Schedule tells one live worker (not all)
 // of a job due within the horizon. A handler's success deletes the job
 // (acks of many jobs go in one call), a failure retries it after a
 // backoff or keeps it as dead. The lease is renewed while the handler

@@ -129,8 +129,10 @@ type run struct {
 
 // Three replica processes run 600 jobs due over three seconds; one is
 // killed with SIGKILL half way, while it runs jobs. No job is lost; a job
-// runs twice only if it was running on the killed replica, and runs again
-// within 10 seconds of the kill; every other job runs once.
+// runs twice only if it was running on the killed replica (or had just
+// finished there, its ack not sent), and runs again within 10 seconds of
+// the kill; every other job runs once, those the killed replica held
+// ahead of their due times included.
 func TestReplicasSIGKILL(t *testing.T) {
 	srv := startRedis(t)
 	rdb := newClient(t, srv.Addr)
@@ -149,12 +151,14 @@ func TestReplicasSIGKILL(t *testing.T) {
 	}
 	time.Sleep(time.Until(start.Add(1500 * time.Millisecond)))
 	waitFor(t, 10*time.Second, "r0 running a job", func() bool {
-		now := time.Now().UnixMicro()
+		now := time.Now()
 		for _, v := range rdb.HGetAll(ctx, "{durable}:run").Val() {
-			// "attempt|worker|due": running once due.
+			// "attempt|worker|due": a job due 10 to 80ms ago runs now
+			// (for 100ms, from its due time).
 			f := strings.Split(v, "|")
 			if len(f) == 3 && f[1] == "r0" {
-				if due, _ := strconv.ParseInt(f[2], 10, 64); due <= now {
+				due, _ := strconv.ParseInt(f[2], 10, 64)
+				if d := now.Sub(time.UnixMicro(due)); d >= 10*time.Millisecond && d <= 80*time.Millisecond {
 					return true
 				}
 			}
@@ -204,8 +208,11 @@ func TestReplicasSIGKILL(t *testing.T) {
 		slowest = max(slowest, last.at.Sub(killed))
 	}
 	t.Logf("runs per replica %v; %d jobs ran twice, the last of them %v after the kill", perReplica, twice, slowest)
-	if twice == 0 || twice > 16 {
-		t.Errorf("%d jobs ran twice; want those running on the killed replica, 1 to 16", twice)
+	// r0 runs 16 at once; a few more may have returned without their ack
+	// reaching Redis (acks wait up to 10ms to share a call). The jobs it
+	// held ahead of their due times (up to 80 here) run once, elsewhere.
+	if twice == 0 || twice > 32 {
+		t.Errorf("%d jobs ran twice; want those running on the killed replica, or finished there but not acked, 1 to 32", twice)
 	}
 	if slowest > 10*time.Second {
 		t.Errorf("a job ran again %v after the kill, want within 10s", slowest)

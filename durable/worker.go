@@ -26,7 +26,7 @@ const (
 	// taken back before it starts it.
 	takeBackMargin = 100 * time.Millisecond
 	// urgent is how soon before its due time a job no worker holds makes a
-	// worker with a free handler claim, whatever else it waits for.
+	// worker with room for it claim, whatever else it waits for.
 	urgent = 20 * time.Millisecond
 	// forwardEvery bounds how often a full worker passes notices on to
 	// every worker: one says "claim what is due" for all since.
@@ -39,12 +39,14 @@ const (
 //
 // Three goroutines of its own: claimLoop (the only one that claims),
 // listen (the subscription: its inbox and the queue's channel) and
-// ackLoop (acks, renewals), plus one per started attempt, at most conc
-// (its shard's share of cfg.concurrency). busy counts the attempts the
-// worker holds, leased ahead (held, each with a wheel timer at its due
-// time) or started (running, until its end is written to the store); a
-// claim asks for at most conc-busy, so every job leased ahead has a
-// handler free at its due time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
+// ackLoop (acks, renewals), plus one per started attempt, at most conc,
+// its shard's share of cfg.concurrency (inHandler counts them). held are
+// the attempts leased ahead, each with a wheel timer at its due time, and
+// those that came due
+// while every handler was busy (queued in waiting); a claim asks for at
+// most capLocked-len(held): as many as the handlers can start within the
+// horizon, by their mean run time (dur), so that a worker with slow
+// handlers holds no more than it can start on time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
 // it earlier, never later. planLocked decides when to claim next, from what the
 // last claim and the messages since said. mu guards the fields below it;
 // Redis is never called with mu held, nor from a wheel callback.
@@ -60,7 +62,6 @@ type worker struct {
 	poll   time.Duration // the period of claims without news
 	urgent time.Duration
 	ttl    time.Duration // how long the worker counts as live after a claim or renewal
-	thr    int           // free handlers for which a claim is worth sending while more jobs are due
 
 	ctx      context.Context // the handlers' parent, canceled by close after its wait
 	cancel   context.CancelFunc
@@ -79,7 +80,9 @@ type worker struct {
 	wake      *timewheel.Timer    // pending wake, nil if none
 	wakeAt    time.Time           // when wake fires, on the wheel's clock
 	gen       uint64              // wake's generation: a stale wake's callback leaves wake alone
-	busy      int                 // attempts held or running
+	inHandler int                 // handlers running (at most conc)
+	dur       time.Duration       // the handlers' mean run time, a moving average; 0 before the first
+	waiting   []*attempt          // held attempts that came due while every handler was busy, in order
 	held      map[string]*attempt // id -> attempt leased ahead, its timer armed
 	running   map[string]*attempt // id -> attempt started, until its end is written
 	more      bool                // a job no worker holds is due within reach: at next
@@ -110,7 +113,8 @@ type attempt struct {
 	due      int64  // µs on the server's clock
 	token    string // "attempt|worker|due", the :run value the lease holds
 	timer    *timewheel.Timer
-	deferred bool // fired while Redis was down: starts once a renewal confirms the lease (guarded by mu)
+	deferred bool      // fired while Redis was down: starts once a renewal confirms the lease (guarded by mu)
+	started  time.Time // when its handler started (guarded by mu until then)
 	cancel   context.CancelCauseFunc
 	timeout  time.Duration
 	lost     atomic.Bool // a renewal found the lease gone, and counted it
@@ -144,7 +148,6 @@ func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc i
 	w.poll = min(c.poll, w.hz/2)
 	w.urgent = min(urgent, w.hz/4)
 	w.ttl = 2*max(w.poll*6/5, c.lease/3) + 500*time.Millisecond
-	w.thr = max(1, min(conc, c.batch)/2)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.sub = subscribe(q.rdb, k.ev, w.inbox)
 	w.loops.Add(2)
@@ -175,21 +178,19 @@ func (w *worker) claimRound() {
 		w.mu.Lock()
 		n := 0
 		if !w.stopping {
-			n = min(w.conc-w.busy, w.q.cfg.batch)
+			n = min(w.roomLocked(), w.q.cfg.batch)
 		}
 		if n <= 0 {
 			w.planLocked()
 			w.mu.Unlock()
 			return
 		}
-		w.busy += n
 		w.note = -1
 		w.mu.Unlock()
 
 		jobs, left, paused, err := w.claim(n)
 
 		w.mu.Lock()
-		w.busy -= n - len(jobs)
 		if err != nil {
 			w.fails++
 			w.armLocked(backoff(w.fails))
@@ -288,15 +289,14 @@ func (w *worker) takeLocked(jobs []*attempt, left int64, paused []string) (bool,
 		}
 		if w.stopping {
 			release = append(release, a)
-			w.busy--
 			continue
 		}
+		w.held[a.job.ID] = a
 		if t := w.localLocked(a.due); t.After(now) {
-			w.held[a.job.ID] = a
 			a.timer = w.wheel.AfterFunc(t.Sub(now), func() { w.fire(a) })
 			continue
 		}
-		w.startLocked(a)
+		w.startOrQueueLocked(a)
 	}
 	w.countHeld()
 	if w.stopping {
@@ -313,8 +313,8 @@ func (w *worker) takeLocked(jobs []*attempt, left int64, paused []string) (bool,
 // decideLocked returns whether to claim now, or else when to (zero: only when a
 // handler frees up). mu is held.
 func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
-	free := w.conc - w.busy
-	if w.stopping || free <= 0 {
+	room := w.roomLocked()
+	if w.stopping || room <= 0 {
 		return false, time.Time{}
 	}
 	if w.fails > 0 {
@@ -327,7 +327,7 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 	if w.more {
 		t := w.localLocked(w.next)
 		if !t.After(now.Add(w.hz)) {
-			if free >= w.thr || !t.After(now.Add(w.urgent)) {
+			if room >= max(1, min(w.capLocked(), w.q.cfg.batch)/2) || !t.After(now.Add(w.urgent)) {
 				return true, time.Time{}
 			}
 			at = minTime(at, t.Add(-w.urgent))
@@ -423,6 +423,28 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
+// capLocked returns how many jobs the worker may hold ahead: as many as
+// its handlers start within half the horizon at their mean run time, at
+// least conc (all, before the first has run), at most twice cfg.batch.
+// mu is held.
+func (w *worker) capLocked() int {
+	c := &w.q.cfg
+	if w.dur <= 0 {
+		return w.conc
+	}
+	n := float64(w.conc) * float64(w.hz/2) / float64(w.dur)
+	return int(min(max(n, float64(w.conc)), float64(max(w.conc, 2*c.batch))))
+}
+
+// roomLocked returns how many more jobs a claim may ask for: none while
+// every handler is busy. mu is held.
+func (w *worker) roomLocked() int {
+	if w.inHandler >= w.conc {
+		return 0
+	}
+	return w.capLocked() - len(w.held)
+}
+
 // pausedLocked reports whether jobs of kind wait. mu is held.
 func (w *worker) pausedLocked(kind string) bool { return w.paused[""] || w.paused[kind] }
 
@@ -455,9 +477,34 @@ func (w *worker) fire(a *attempt) {
 		a.deferred = true
 		return
 	}
+	w.startOrQueueLocked(a)
+}
+
+// startOrQueueLocked starts a held attempt that came due, or queues it
+// until a handler is free. mu is held.
+func (w *worker) startOrQueueLocked(a *attempt) {
+	if w.inHandler >= w.conc {
+		w.waiting = append(w.waiting, a)
+		return
+	}
 	delete(w.held, a.job.ID)
 	w.countHeld()
 	w.startLocked(a)
+}
+
+// dequeueLocked starts the first queued attempt still held, if any.
+// mu is held.
+func (w *worker) dequeueLocked() {
+	for len(w.waiting) > 0 && w.inHandler < w.conc {
+		a := w.waiting[0]
+		w.waiting[0] = nil
+		w.waiting = w.waiting[1:]
+		if w.held[a.job.ID] == a && !w.stopping {
+			delete(w.held, a.job.ID)
+			w.countHeld()
+			w.startLocked(a)
+		}
+	}
 }
 
 // dropLocked forgets a held attempt, and returns it. mu is held.
@@ -466,13 +513,14 @@ func (w *worker) dropLocked(a *attempt) *attempt {
 		a.timer.Stop()
 	}
 	delete(w.held, a.job.ID)
-	w.busy--
 	w.countHeld()
 	return a
 }
 
 // startLocked runs a's handler on a goroutine of its own. mu is held.
 func (w *worker) startLocked(a *attempt) {
+	w.inHandler++
+	a.started = w.wheel.Now()
 	w.running[a.job.ID] = a
 	w.q.stats.running.Add(1)
 	w.q.stats.late(time.Duration(w.serverNowLocked()-a.due) * time.Microsecond)
@@ -519,7 +567,13 @@ func (w *worker) run(ctx context.Context, a *attempt) {
 	}
 	w.q.stats.running.Add(-1)
 	w.mu.Lock()
-	w.busy--
+	w.inHandler--
+	if d := w.wheel.Since(a.started); w.dur == 0 {
+		w.dur = max(d, time.Microsecond)
+	} else {
+		w.dur = max(w.dur+(d-w.dur)/16, time.Microsecond)
+	}
+	w.dequeueLocked()
 	w.planLocked()
 	w.mu.Unlock()
 	if w.end(a, err) && err != nil && err == terr {
@@ -735,7 +789,7 @@ func (w *worker) message(mine bool, p string) {
 }
 
 // notice notes a job no worker holds, due at us (-1: now), and claims as
-// planLocked says. A worker with no free handler passes on a notice sent
+// planLocked says. A worker with no room passes on a notice sent
 // to it alone to every worker, one each forwardEvery at most.
 func (w *worker) notice(us int64, forward bool) {
 	w.mu.Lock()
@@ -749,7 +803,7 @@ func (w *worker) notice(us int64, forward bool) {
 		w.note = us
 	}
 	w.more = true
-	full := w.busy >= w.conc
+	full := w.roomLocked() <= 0
 	now := w.wheel.Now()
 	if full && forward && now.Sub(w.forwarded) >= forwardEvery {
 		w.forwarded = now
@@ -969,8 +1023,8 @@ func (w *worker) renew() {
 	}
 	for _, a := range w.held {
 		if a.deferred && !w.down && !w.stopping {
-			delete(w.held, a.job.ID)
-			w.startLocked(a)
+			a.deferred = false
+			w.startOrQueueLocked(a)
 		}
 	}
 	w.countHeld()
