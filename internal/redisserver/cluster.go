@@ -506,6 +506,22 @@ func (c *Cluster) MoveSlot(slot int, to *Server) error {
 	return c.waitAgreed(30*time.Second, false)
 }
 
+// Lowest returns the lowest slot the primary p serves, -1 if none: the
+// first that Reshard moves.
+func (c *Cluster) Lowest(p *Server) (int, error) {
+	view, err := c.view()
+	if err != nil {
+		return 0, err
+	}
+	low := -1
+	for _, r := range view[c.ids[p]].slots {
+		if low < 0 || r[0] < low {
+			low = r[0]
+		}
+	}
+	return low, nil
+}
+
 // Reshard moves n slots from the primary from to the primary to with
 // redis-cli --cluster reshard (the lowest-numbered slots from serves).
 func (c *Cluster) Reshard(from, to *Server, n int) error {
