@@ -22,12 +22,14 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Do("SET", key, "v"); err != nil {
-		t.Fatal(err)
+	setWait := func(s *Server) {
+		t.Helper()
+		v, err := s.Pipeline([]string{"SET", key, "v"}, []string{"WAIT", "1", "5000"})
+		if err != nil || v[0] != "OK" || v[1] != int64(1) {
+			t.Fatalf("SET, WAIT on %s: %v, %v", s.Addr, v, err)
+		}
 	}
-	if v, err := p.Do("WAIT", "1", "5000"); err != nil || v != int64(1) {
-		t.Fatalf("WAIT: %v, %v", v, err)
-	}
+	setWait(p)
 
 	ps, err := c.Primaries()
 	if err != nil || len(ps) != 3 {
@@ -49,9 +51,7 @@ func TestCluster(t *testing.T) {
 	if _, err := p.Do("GET", key); err == nil || err.Error() != fmt.Sprintf("MOVED %d %s", slot, to.Addr) {
 		t.Fatalf("GET on the old primary: %v", err)
 	}
-	if _, err := to.Do("WAIT", "1", "5000"); err != nil {
-		t.Fatal(err)
-	}
+	setWait(to) // the moved key reached to's replica with the MIGRATE; this waits for it
 
 	killed, promoted, down, err := c.KillPrimary(slot)
 	if err != nil {
@@ -84,11 +84,8 @@ func TestCluster(t *testing.T) {
 // the primary had.
 func TestSentinels(t *testing.T) {
 	ss := SentinelsForTest(t, "harness")
-	if _, err := ss.Primary.Do("SET", "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := ss.Primary.Do("WAIT", "1", "5000"); err != nil || v != int64(1) {
-		t.Fatalf("WAIT: %v, %v", v, err)
+	if v, err := ss.Primary.Pipeline([]string{"SET", "k", "v"}, []string{"WAIT", "1", "5000"}); err != nil || v[1] != int64(1) {
+		t.Fatalf("SET, WAIT: %v, %v", v, err)
 	}
 	down, err := ss.KillPrimary()
 	if err != nil {

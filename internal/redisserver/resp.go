@@ -20,9 +20,23 @@ func (e ReplyError) Error() string { return string(e) }
 // Do sends one command to the server on a connection of its own and
 // returns the reply: a string (simple or bulk), an int64, nil (a null),
 // a []any (an array), or a ReplyError. It gives up after 10s.
-func (s *Server) Do(args ...string) (any, error) { return do(s.Addr, args...) }
+func (s *Server) Do(args ...string) (any, error) {
+	v, err := s.Pipeline(args)
+	if err != nil {
+		return nil, err
+	}
+	if re, ok := v[0].(ReplyError); ok {
+		return nil, re
+	}
+	return v[0], nil
+}
 
-func do(addr string, args ...string) (any, error) {
+// Pipeline sends the commands cmds on one connection of their own, in
+// one write, and returns their replies, each as Do says (an error reply
+// a ReplyError in its place): for a WAIT, which counts the replicas that
+// have its own connection's writes. It gives up after 10s.
+func (s *Server) Pipeline(cmds ...[]string) ([]any, error) {
+	addr := s.Addr
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: %s: %w", addr, err)
@@ -30,22 +44,29 @@ func do(addr string, args ...string) (any, error) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	for _, args := range cmds {
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
 	}
 	if _, err := io.WriteString(conn, b.String()); err != nil {
 		return nil, fmt.Errorf("redisserver: %s: %w", addr, err)
 	}
-	v, err := readReply(bufio.NewReader(conn))
-	if err != nil {
+	r := bufio.NewReader(conn)
+	out := make([]any, len(cmds))
+	for i, args := range cmds {
+		v, err := readReply(r)
 		var re ReplyError
-		if errors.As(err, &re) {
-			return nil, err
+		switch {
+		case errors.As(err, &re):
+			v = re
+		case err != nil:
+			return nil, fmt.Errorf("redisserver: %s: %s: %w", addr, args[0], err)
 		}
-		return nil, fmt.Errorf("redisserver: %s: %s: %w", addr, args[0], err)
+		out[i] = v
 	}
-	return v, nil
+	return out, nil
 }
 
 // readReply reads one RESP2 reply.
