@@ -16,5 +16,5 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(stopCluster{m})
 }

@@ -31,6 +31,8 @@ type config struct {
 	worker      string
 	onError     func(error)
 	onPanic     func(j Job, p any, stack []byte)
+	replicated  replication // WithReplicated; replicated.go
+	shards      int         // WithShards, 0 meaning 1; shards.go
 }
 
 func defaults() config {

@@ -65,7 +65,7 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // seconds, so a job never starts early), and hashes (kind and payload;
 // attempt and lease holder; last error of the dead). All keys share one
 // hash tag, {name}, so one queue lives in one Redis Cluster slot (the
-// layout is in scripts.go). Every change is one Lua script: atomic, one
+// layout is in scripts.go), unless WithShards spreads it over several. Every change is one Lua script: atomic, one
 // round trip.
 //
 // A worker leases the jobs due within its horizon (2 s, or half the
@@ -87,17 +87,21 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // A Queue is safe for concurrent use. Its zero value is not usable: make
 // one with New.
 type Queue struct {
-	rdb   redis.UniversalClient
-	k     keyset
-	kinds map[string]bool // nil: any kind
-	cfg   config
-	stats counters
-	br    breaker
+	rdb    redis.UniversalClient
+	k      keyset          // shards[0]'s
+	shards []keyset        // WithShards: shardOf(id) holds job id
+	kinds  map[string]bool // nil: any kind
+	cfg    config
+	stats  counters
+	br     breaker    // shards[0]'s
+	brs    []*breaker // a breaker per shard: &br, then those of shards 1...
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
 
-	w *worker // nil without handlers
+	ws       []*worker        // a worker per shard; none without handlers
+	wheel    *timewheel.Wheel // the workers'
+	ownWheel bool             // the Queue made wheel, and closes it
 }
 
 // A Job is a job as its handler gets it.
@@ -121,7 +125,8 @@ type Handler func(ctx context.Context, j Job) error
 // New returns a Queue on rdb configured by opts. With handlers
 // (WithHandler) it also starts a worker, which runs until Close: three
 // goroutines, a subscription (one connection of rdb's) and a claim at
-// once; without, it only schedules and costs nothing. New panics if rdb
+// once, for each shard (WithShards); without, it only schedules and costs
+// nothing. New panics if rdb
 // is nil, an option is nil, or WithWheel gave a zero Wheel.
 func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 	if nilarg.Is(rdb) {
@@ -143,10 +148,15 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 	if cfg.onPanic == nil {
 		cfg.onPanic = logPanics(cfg.name, cfg.worker)
 	}
-	q := &Queue{
-		rdb: rdb,
-		k:   newKeyset("{" + cfg.name + "}:"),
-		cfg: cfg,
+	checkReplicated(rdb, cfg.replicated)
+	q := &Queue{rdb: rdb, cfg: cfg}
+	for _, tag := range shardTags(cfg.name, max(1, cfg.shards)) {
+		q.shards = append(q.shards, newKeyset("{"+tag+"}:"))
+	}
+	q.k = q.shards[0]
+	q.brs = append(q.brs, &q.br)
+	for range q.shards[1:] {
+		q.brs = append(q.brs, new(breaker))
 	}
 	if len(cfg.kinds) > 0 || len(cfg.handlers) > 0 {
 		q.kinds = map[string]bool{}
@@ -158,7 +168,7 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		}
 	}
 	if len(cfg.handlers) > 0 {
-		q.w = startWorker(q)
+		q.startWorkers()
 	}
 	return q
 }
@@ -220,8 +230,9 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 	blob := make([]byte, 0, len(kind)+1+len(payload))
 	blob = append(append(append(blob, kind...), 0), payload...)
 	var n int
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		n, err = scheduleScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, id, us, blob, rel(relative), horizon).Int()
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, scheduleScript, k.all, k.prefix, id, us, blob, rel(relative), horizon).Int()
 		return err
 	})
 	if err != nil {
@@ -252,8 +263,9 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 		return false, err
 	}
 	var n int
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		n, err = rescheduleScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, id, max(0, ceilMicro(at)), "0", horizon, takeBackMargin.Microseconds()).Int()
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, rescheduleScript, k.all, k.prefix, id, max(0, ceilMicro(at)), "0", horizon, takeBackMargin.Microseconds()).Int()
 		return err
 	})
 	switch {
@@ -277,8 +289,9 @@ func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	var n int
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		n, err = cancelScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, id).Int()
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		n, err = q.eval(ctx, cancelScript, k.all, k.prefix, id).Int()
 		return err
 	})
 	if err != nil {
@@ -325,8 +338,9 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 		return Info{}, false, err
 	}
 	var v []any
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		v, err = lookupScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, id).Slice()
+	k, br := q.shardOf(id)
+	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+		v, err = lookupScript.Run(ctx, q.rdb, k.all, k.prefix, id).Slice()
 		return err
 	})
 	if err != nil {
@@ -366,13 +380,16 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 // worker had leased ahead are handed back. Attempts running already run
 // on. It returns an error for a kind over MaxKindLen, holding a NUL, or
 // that no handler or WithKinds names (on a Queue that names any). It
-// costs one round trip.
+// costs one round trip per shard (WithShards); if one fails, the shards
+// before it are paused, and Pause returns its error.
 func (q *Queue) Pause(ctx context.Context, kind string) error {
 	if err := q.checkOp(ctx, "Pause", kind); err != nil {
 		return err
 	}
-	err := q.do(ctx, func(ctx context.Context) error {
-		return pauseScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, kind).Err()
+	err := q.eachShard(func(k keyset, br *breaker) error {
+		return q.doOn(ctx, br, func(ctx context.Context) error {
+			return pauseScript.Run(ctx, q.rdb, k.all, k.prefix, kind).Err()
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("durable: Pause %q: %w", kind, err)
@@ -382,33 +399,36 @@ func (q *Queue) Pause(ctx context.Context, kind string) error {
 
 // Resume resumes kind, or the whole queue for kind "", paused by Pause:
 // its due jobs are due again, at once, in their order. Resuming a kind
-// that is not paused does nothing. It costs a round trip per thousand
-// jobs that waited for the kind; if one fails, Resume returns its error
+// that is not paused does nothing. It costs a round trip per shard and
+// per thousand jobs that waited for the kind; if one fails, Resume returns its error
 // and a worker's claim moves the rest back, a hundred a claim.
 func (q *Queue) Resume(ctx context.Context, kind string) error {
 	if err := q.checkOp(ctx, "Resume", kind); err != nil {
 		return err
 	}
 	const chunk = 1000
-	script := resumeScript
-	for {
-		var left int
-		err := q.do(ctx, func(ctx context.Context) (err error) {
-			left, err = script.Run(ctx, q.rdb, q.k.all, q.k.prefix, kind, chunk).Int()
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("durable: Resume %q: %w", kind, err)
+	err := q.eachShard(func(k keyset, br *breaker) error {
+		script := resumeScript
+		for {
+			var left int
+			err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+				left, err = script.Run(ctx, q.rdb, k.all, k.prefix, kind, chunk).Int()
+				return err
+			})
+			if err != nil || left == 0 {
+				return err
+			}
+			script = unparkScript
 		}
-		if left == 0 {
-			return nil
-		}
-		script = unparkScript
+	})
+	if err != nil {
+		return fmt.Errorf("durable: Resume %q: %w", kind, err)
 	}
+	return nil
 }
 
-// Paused returns the paused kinds, sorted, "" for the whole queue. It
-// costs one round trip.
+// Paused returns the paused kinds, sorted, "" for the whole queue, as
+// shard 0 holds them (Pause writes every shard). It costs one round trip.
 func (q *Queue) Paused(ctx context.Context) ([]string, error) {
 	if err := q.checkOp(ctx, "Paused", ""); err != nil {
 		return nil, err
@@ -447,10 +467,7 @@ func (q *Queue) Close(ctx context.Context) error {
 	}
 	q.closed = true
 	q.mu.Unlock()
-	if q.w == nil {
-		return nil
-	}
-	return q.w.close(ctx)
+	return q.closeWorkers(ctx)
 }
 
 // check refuses an operation on a zero or closed Queue, with a nil ctx,
@@ -509,7 +526,7 @@ func (q *Queue) checkKind(op, id, kind string) error {
 // checkWheel refuses a change to the jobs once the worker's wheel is
 // closed: the worker would never start one.
 func (q *Queue) checkWheel(op, id string) error {
-	if q.w != nil && q.w.wheel.Err() != nil {
+	if q.wheel != nil && q.wheel.Err() != nil {
 		return fmt.Errorf("durable: %s %q: the worker's wheel (WithWheel) is closed, so this replica would start no job: %w", op, id, timewheel.ErrClosed)
 	}
 	return nil
@@ -519,13 +536,20 @@ func (q *Queue) checkWheel(op, id string) error {
 // timeout, refused while the breaker is open, and counted in Stats.Errors
 // when it fails. The caller wraps the error it returns.
 func (q *Queue) do(ctx context.Context, f func(ctx context.Context) error) error {
-	if err := q.br.allow(); err != nil {
+	return q.doOn(ctx, &q.br, f)
+}
+
+// doOn is do with the breaker br: a shard's (shards.go), whose primary
+// may be down while the others' are not.
+func (q *Queue) doOn(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
+	if err := br.allow(); err != nil {
 		return err
 	}
 	err, timedOut := bounded(ctx, q.cfg.callTimeout, f)
-	q.br.record(err, timedOut)
+	br.record(err, timedOut)
 	if err != nil {
 		q.stats.errors.Add(1)
+		reloadAfter(q.rdb, err)
 	}
 	return err
 }

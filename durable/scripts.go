@@ -92,10 +92,15 @@ func (k keyset) park(kind string) string { return k.prefix + "park:" + kind }
 // inbox returns the channel of one worker.
 func (k keyset) inbox(worker string) string { return k.prefix + "ev:" + worker }
 
-// script makes a script of the Lua functions it uses (luaBase's always),
-// then body. KEYS are a keyset's; ARGV[1] is its prefix.
+// script makes a script of the Lua functions it uses (luaBase's always,
+// spublish's if it publishes), then body. KEYS are a keyset's; ARGV[1] is
+// its prefix.
 func script(body string, uses ...string) *redis.Script {
-	return redis.NewScript(luaBase + strings.Join(uses, "") + strings.TrimSpace(body) + "\n")
+	lua := strings.Join(uses, "") + strings.TrimSpace(body) + "\n"
+	if strings.Contains(lua, "spublish(") {
+		lua = spublish + lua
+	}
+	return redis.NewScript(luaBase + lua)
 }
 
 // The Lua functions the scripts share, each defined only in the scripts
@@ -132,7 +137,7 @@ end
   local live = {}
   for _, w in ipairs(ws) do if w ~= except then live[#live + 1] = w end end
   if #live == 0 then return end
-  redis.call('PUBLISH', prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
+  spublish(prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
 end
 `
 	// unpark moves up to n jobs of kind from its park set back to :due,
@@ -185,7 +190,7 @@ local r = redis.call('HGET', KEYS[3], ARGV[2])
 local w, d = holder(r)
 if w then
   if not d or d <= now + tonumber(ARGV[6]) then return -1 end
-  redis.call('PUBLISH', prefix .. 'ev:' .. w, 'c' .. ARGV[2])
+  spublish(prefix .. 'ev:' .. w, 'c' .. ARGV[2])
   local a = tonumber(string.match(r, '^%d+')) - 1
   if a > 0 then redis.call('HSET', KEYS[3], ARGV[2], fmt(a)) else redis.call('HDEL', KEYS[3], ARGV[2]) end
 end
@@ -210,7 +215,7 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('ZREM', prefix .. 'park:' .. kindof(b), ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('HDEL', KEYS[4], ARGV[2])
-if w then redis.call('PUBLISH', prefix .. 'ev:' .. w, 'c' .. ARGV[2]) end
+if w then spublish(prefix .. 'ev:' .. w, 'c' .. ARGV[2]) end
 return 1
 `, luaKind, luaHolder)
 
@@ -421,7 +426,7 @@ return {b, s, redis.call('HGET', KEYS[3], ARGV[2]), redis.call('HGET', KEYS[4], 
 // ARGV: prefix, kind.
 var pauseScript = script(`
 local n = redis.call('SADD', KEYS[5], ARGV[2])
-redis.call('PUBLISH', prefix .. 'ev', 'p' .. ARGV[2])
+spublish(prefix .. 'ev', 'p' .. ARGV[2])
 return n
 `)
 
@@ -431,7 +436,7 @@ return n
 // ARGV: prefix, kind, n.
 var resumeScript = script(`
 redis.call('SREM', KEYS[5], ARGV[2])
-redis.call('PUBLISH', prefix .. 'ev', 'r' .. ARGV[2])
+spublish(prefix .. 'ev', 'r' .. ARGV[2])
 if ARGV[2] == '' then return 0 end
 return unpark(ARGV[2], tonumber(ARGV[3]))
 `, luaUnpark)

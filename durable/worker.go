@@ -39,9 +39,10 @@ const (
 //
 // Three goroutines of its own: claimLoop (the only one that claims),
 // listen (the subscription: its inbox and the queue's channel) and
-// ackLoop (acks, renewals), plus one per started attempt, at most
-// cfg.concurrency (inHandler counts them). held are the attempts leased
-// ahead, each with a wheel timer at its due time, and those that came due
+// ackLoop (acks, renewals), plus one per started attempt, at most conc,
+// its shard's share of cfg.concurrency (inHandler counts them). held are
+// the attempts leased ahead, each with a wheel timer at its due time, and
+// those that came due
 // while every handler was busy (queued in waiting); a claim asks for at
 // most capLocked-len(held): as many as the handlers can start within the
 // horizon, by their mean run time (dur), so that a worker with slow
@@ -50,15 +51,17 @@ const (
 // last claim and the messages since said. mu guards the fields below it;
 // Redis is never called with mu held, nor from a wheel callback.
 type worker struct {
-	q        *Queue
-	wheel    *timewheel.Wheel
-	ownWheel bool
-	ps       *redis.PubSub
-	inbox    string        // this worker's channel
-	hz       time.Duration // the horizon: how far ahead of its due time a job is leased at most
-	poll     time.Duration // the period of claims without news
-	urgent   time.Duration
-	ttl      time.Duration // how long the worker counts as live after a claim or renewal
+	q      *Queue
+	k      keyset   // the shard it runs: a Queue has a worker per shard (shards.go)
+	br     *breaker // the shard's
+	conc   int      // its share of WithConcurrency's handlers
+	wheel  *timewheel.Wheel
+	sub    *feed
+	inbox  string        // this worker's channel
+	hz     time.Duration // the horizon: how far ahead of its due time a job is leased at most
+	poll   time.Duration // the period of claims without news
+	urgent time.Duration
+	ttl    time.Duration // how long the worker counts as live after a claim or renewal
 
 	ctx      context.Context // the handlers' parent, canceled by close after its wait
 	cancel   context.CancelFunc
@@ -77,7 +80,7 @@ type worker struct {
 	wake      *timewheel.Timer    // pending wake, nil if none
 	wakeAt    time.Time           // when wake fires, on the wheel's clock
 	gen       uint64              // wake's generation: a stale wake's callback leaves wake alone
-	inHandler int                 // handlers running (at most cfg.concurrency)
+	inHandler int                 // handlers running (at most conc)
 	dur       time.Duration       // the handlers' mean run time, a moving average; 0 before the first
 	waiting   []*attempt          // held attempts that came due while every handler was busy, in order
 	held      map[string]*attempt // id -> attempt leased ahead, its timer armed
@@ -92,6 +95,7 @@ type worker struct {
 	fails     int                 // claims in a row that failed
 	wheelGone bool                // the wheel was found closed, and it was reported
 	forwarded time.Time           // when a notice was last passed on to every worker
+	heldN     int                 // len(held) as last added to stats.held
 }
 
 // A clockMap maps Redis's clock onto the wheel's. Each claim measures
@@ -144,14 +148,20 @@ type attempt struct {
 	ended    atomic.Bool // the attempt's end (ack or failure) is under way
 }
 
-func startWorker(q *Queue) *worker {
+// startWorker starts the worker of shard k, running up to conc handlers
+// at once on wheel.
+func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc int) *worker {
 	c := &q.cfg
 	w := &worker{
 		q:        q,
-		inbox:    q.k.inbox(c.worker),
+		k:        k,
+		br:       br,
+		conc:     conc,
+		wheel:    wheel,
+		inbox:    k.inbox(c.worker),
 		stop:     make(chan struct{}),
 		kick:     make(chan struct{}, 1),
-		acks:     make(chan *attempt, c.concurrency),
+		acks:     make(chan *attempt, conc),
 		renewNow: make(chan struct{}, 1),
 		ackEnd:   make(chan struct{}),
 		held:     map[string]*attempt{},
@@ -164,9 +174,8 @@ func startWorker(q *Queue) *worker {
 	w.poll = min(c.poll, w.hz/2)
 	w.urgent = min(urgent, w.hz/4)
 	w.ttl = 2*max(w.poll*6/5, c.lease/3) + 500*time.Millisecond
-	w.wheel, w.ownWheel = wheelOrNew(c)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.ps = q.rdb.Subscribe(w.ctx, q.k.ev, w.inbox)
+	w.sub = subscribe(q.rdb, k.ev, w.inbox)
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
@@ -238,7 +247,7 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	c := &w.q.cfg
 	var v []any
 	err := w.call("claim", n, func(ctx context.Context) (err error) {
-		v, err = claimScript.Run(ctx, w.q.rdb, w.q.k.all, w.q.k.prefix, n, c.lease.Microseconds(), c.worker,
+		v, err = claimScript.Run(ctx, w.q.rdb, w.k.all, w.k.prefix, n, c.lease.Microseconds(), c.worker,
 			w.hz.Microseconds(), w.ttl.Microseconds()).Slice()
 		return err
 	})
@@ -315,7 +324,7 @@ func (w *worker) takeLocked(jobs []*attempt, left int64, paused []string) (bool,
 		}
 		w.startOrQueueLocked(a)
 	}
-	w.q.stats.held.Store(int64(len(w.held)))
+	w.countHeld()
 	if w.stopping {
 		return false, release
 	}
@@ -444,21 +453,21 @@ func minTime(a, b time.Time) time.Time {
 
 // capLocked returns how many jobs the worker may hold ahead: as many as
 // its handlers start within half the horizon at their mean run time, at
-// least cfg.concurrency (all, before the first has run), at most twice
-// cfg.batch. mu is held.
+// least conc (all, before the first has run), at most twice cfg.batch.
+// mu is held.
 func (w *worker) capLocked() int {
 	c := &w.q.cfg
 	if w.dur <= 0 {
-		return c.concurrency
+		return w.conc
 	}
-	n := float64(c.concurrency) * float64(w.hz/2) / float64(w.dur)
-	return int(min(max(n, float64(c.concurrency)), float64(max(c.concurrency, 2*c.batch))))
+	n := float64(w.conc) * float64(w.hz/2) / float64(w.dur)
+	return int(min(max(n, float64(w.conc)), float64(max(w.conc, 2*c.batch))))
 }
 
 // roomLocked returns how many more jobs a claim may ask for: none while
 // every handler is busy. mu is held.
 func (w *worker) roomLocked() int {
-	if w.inHandler >= w.q.cfg.concurrency {
+	if w.inHandler >= w.conc {
 		return 0
 	}
 	return w.capLocked() - len(w.held)
@@ -502,25 +511,25 @@ func (w *worker) fire(a *attempt) {
 // startOrQueueLocked starts a held attempt that came due, or queues it
 // until a handler is free. mu is held.
 func (w *worker) startOrQueueLocked(a *attempt) {
-	if w.inHandler >= w.q.cfg.concurrency {
+	if w.inHandler >= w.conc {
 		w.waiting = append(w.waiting, a)
 		return
 	}
 	delete(w.held, a.job.ID)
-	w.q.stats.held.Store(int64(len(w.held)))
+	w.countHeld()
 	w.startLocked(a)
 }
 
 // dequeueLocked starts the first queued attempt still held, if any.
 // mu is held.
 func (w *worker) dequeueLocked() {
-	for len(w.waiting) > 0 && w.inHandler < w.q.cfg.concurrency {
+	for len(w.waiting) > 0 && w.inHandler < w.conc {
 		a := w.waiting[0]
 		w.waiting[0] = nil
 		w.waiting = w.waiting[1:]
 		if w.held[a.job.ID] == a && !w.stopping {
 			delete(w.held, a.job.ID)
-			w.q.stats.held.Store(int64(len(w.held)))
+			w.countHeld()
 			w.startLocked(a)
 		}
 	}
@@ -532,7 +541,7 @@ func (w *worker) dropLocked(a *attempt) *attempt {
 		a.timer.Stop()
 	}
 	delete(w.held, a.job.ID)
-	w.q.stats.held.Store(int64(len(w.held)))
+	w.countHeld()
 	return a
 }
 
@@ -657,7 +666,7 @@ func (w *worker) fail(a *attempt, cause error) {
 	}
 	var r int64
 	err := w.call("fail", 1, func(ctx context.Context) (err error) {
-		r, err = failScript.Run(ctx, w.q.rdb, w.q.k.all, w.q.k.prefix, a.job.ID, a.token, attempts,
+		r, err = failScript.Run(ctx, w.q.rdb, w.k.all, w.k.prefix, a.job.ID, a.token, attempts,
 			delay.Microseconds(), cause.Error(), horizon, rel(closing), w.q.cfg.worker).Int64()
 		return err
 	})
@@ -699,13 +708,13 @@ func (w *worker) release(as []*attempt, closing bool) {
 	if len(as) == 0 && !closing {
 		return
 	}
-	args := []any{w.q.k.prefix, w.q.cfg.worker, rel(closing), horizon}
+	args := []any{w.k.prefix, w.q.cfg.worker, rel(closing), horizon}
 	for _, a := range as {
 		args = append(args, a.job.ID, a.token)
 	}
 	var n int
 	err := w.call("release", len(as), func(ctx context.Context) (err error) {
-		n, err = releaseScript.Run(ctx, w.q.rdb, w.q.k.all, args...).Int()
+		n, err = releaseScript.Run(ctx, w.q.rdb, w.k.all, args...).Int()
 		return err
 	})
 	if err == nil {
@@ -718,13 +727,14 @@ func (w *worker) release(as []*attempt, closing bool) {
 // a call succeeds.
 func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) error {
 	err, timedOut := bounded(context.Background(), w.q.cfg.callTimeout, f)
-	w.q.br.record(err, timedOut)
+	w.br.record(err, timedOut)
 	w.mu.Lock()
 	wasDown := w.down
 	w.down = err != nil
 	w.mu.Unlock()
 	if err != nil {
 		w.q.stats.errors.Add(1)
+		reloadAfter(w.q.rdb, err)
 		w.q.cfg.onError(&CallError{Queue: w.q.cfg.name, Worker: w.q.cfg.worker, Op: op, Jobs: jobs, Err: err})
 		return err
 	}
@@ -743,7 +753,7 @@ func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) er
 // at once on every (re)subscription, when messages may have been missed.
 func (w *worker) listen() {
 	defer w.loops.Done()
-	ch := w.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
+	ch := w.sub.C()
 	for {
 		select {
 		case <-w.stop:
@@ -754,7 +764,7 @@ func (w *worker) listen() {
 			}
 			switch m := m.(type) {
 			case *redis.Subscription:
-				if m.Kind == "subscribe" {
+				if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
 					w.resubscribed()
 				}
 			case *redis.Message:
@@ -832,7 +842,7 @@ func (w *worker) notice(us int64, forward bool) {
 	w.mu.Unlock()
 	if forward {
 		w.call("publish", 1, func(ctx context.Context) error {
-			return w.q.rdb.Publish(ctx, w.q.k.ev, "n"+strconv.FormatInt(us, 10)).Err()
+			return w.sub.publish(ctx, w.k.ev, "n"+strconv.FormatInt(us, 10))
 		})
 	}
 }
@@ -931,13 +941,13 @@ func (w *worker) ackLoop() {
 // call succeeded.
 func (w *worker) ack(batch []*attempt) bool {
 	args := make([]any, 0, 1+2*len(batch))
-	args = append(args, w.q.k.prefix)
+	args = append(args, w.k.prefix)
 	for _, a := range batch {
 		args = append(args, a.job.ID, a.token)
 	}
 	var lost, gone map[string]bool
 	err := w.call("ack", len(batch), func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(ackScript.Run(ctx, w.q.rdb, w.q.k.all, args...))
+		lost, gone, err = lostGone(ackScript.Run(ctx, w.q.rdb, w.k.all, args...))
 		return err
 	})
 	if err != nil {
@@ -996,7 +1006,7 @@ func (w *worker) renew() {
 		ttl = 0 // close took it off the live workers
 	}
 	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
-	args = append(args, w.q.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
+	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
@@ -1006,7 +1016,7 @@ func (w *worker) renew() {
 	w.mu.Unlock()
 	var lost, gone map[string]bool
 	err := w.call("renew", (len(args)-4)/2, func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(renewScript.Run(ctx, w.q.rdb, w.q.k.all, args...))
+		lost, gone, err = lostGone(renewScript.Run(ctx, w.q.rdb, w.k.all, args...))
 		return err
 	})
 	if err != nil {
@@ -1045,13 +1055,13 @@ func (w *worker) renew() {
 			w.startOrQueueLocked(a)
 		}
 	}
-	w.q.stats.held.Store(int64(len(w.held)))
+	w.countHeld()
 	w.planLocked()
 }
 
 // close stops claiming, hands back the jobs held, waits for the handlers
-// until ctx ends (then cancels them and waits for them to return),
-// flushes the acks and closes the wheel if the worker made it.
+// until ctx ends (then cancels them and waits for them to return) and
+// flushes the acks. The Queue closes the wheel.
 func (w *worker) close(ctx context.Context) error {
 	w.mu.Lock()
 	w.stopping = true
@@ -1065,7 +1075,7 @@ func (w *worker) close(ctx context.Context) error {
 	}
 	w.mu.Unlock()
 	close(w.stop)
-	w.ps.Close()
+	w.sub.close()
 	w.loops.Wait()
 	w.release(held, true)
 	done := make(chan struct{})
@@ -1084,8 +1094,12 @@ func (w *worker) close(ctx context.Context) error {
 	close(w.ackEnd)
 	w.acker.Wait()
 	w.cancel()
-	if w.ownWheel {
-		w.wheel.Close()
-	}
 	return err
+}
+
+// countHeld adds the change in len(held) to Stats.Held, which sums the
+// Queue's workers. mu is held.
+func (w *worker) countHeld() {
+	w.q.stats.held.Add(int64(len(w.held) - w.heldN))
+	w.heldN = len(w.held)
 }

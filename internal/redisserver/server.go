@@ -42,6 +42,10 @@ type Server struct {
 	cmd      *exec.Cmd     // nil when stopped
 	exited   chan struct{} // closed once cmd has exited
 	log      *logWriter
+	orphan   bool     // killed when the process that started it dies (a Cluster's nodes)
+	pre      []string // arguments before the port: a Sentinel's config file and --sentinel
+	ready    string   // the log line that says it accepts connections; "" for a server's
+	paused   bool     // stopped by Pause (SIGSTOP) until Resume
 }
 
 // Start starts a redis-server with the arguments args (NoPersistence,
@@ -51,11 +55,17 @@ func Start(dir string, args ...string) (*Server, error) {
 	if len(args) == 0 {
 		args = NoPersistence
 	}
+	return start(&Server{dir: dir, args: args})
+}
+
+// start starts s, made with its dir, args and what else it needs, on a
+// free loopback port.
+func start(s *Server) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotFound
 	}
-	s := &Server{bin: bin, dir: dir, args: args}
+	s.bin = bin
 	for range 3 { // another process may take the port between the probe and the start
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -77,11 +87,17 @@ func (s *Server) Restart() error {
 	if s.cmd != nil {
 		return errors.New("redisserver: Restart of a running server")
 	}
-	s.log = &logWriter{ready: make(chan struct{})}
-	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--daemonize", "no", "--logfile", ""}, s.args...)
+	s.log = &logWriter{ready: make(chan struct{}), line: s.ready}
+	if s.log.line == "" {
+		s.log.line = "Ready to accept connections"
+	}
+	args := append(append(s.pre[:len(s.pre):len(s.pre)], "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--daemonize", "no", "--logfile", ""), s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if s.orphan {
+		dieWithParent(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redisserver: %w", err)
 	}
@@ -118,23 +134,24 @@ func (s *Server) end(sig syscall.Signal) {
 	}
 	s.cmd.Process.Signal(sig)
 	<-s.exited
-	s.cmd = nil
+	s.cmd, s.paused = nil, false
 }
 
 // logWriter keeps the server's log and closes ready once the server
-// accepts connections.
+// accepts connections: once the log holds line.
 type logWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer // guarded by mu
 	seen  bool         // guarded by mu
 	ready chan struct{}
+	line  string
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
-	if !w.seen && bytes.Contains(w.buf.Bytes(), []byte("Ready to accept connections")) {
+	if !w.seen && bytes.Contains(w.buf.Bytes(), []byte(w.line)) {
 		w.seen = true
 		close(w.ready)
 	}

@@ -1,0 +1,4 @@
+package durable
+
+// ShardTags exports shardTags to the tests.
+var ShardTags = shardTags

@@ -1,0 +1,49 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/durable"
+)
+
+// WithReplicated and WithShards panic on values they cannot take, and New
+// on a client WithReplicated cannot route.
+func TestClusterOptionsMisuse(t *testing.T) {
+	mustPanic(t, "durable: WithReplicated: non-positive n 0", func() { durable.WithReplicated(0, time.Second) })
+	mustPanic(t, "durable: WithReplicated: timeout 999µs under 1ms", func() { durable.WithReplicated(1, 999*time.Microsecond) })
+	mustPanic(t, "durable: WithShards: k 0 not in [1, 256]", func() { durable.WithShards(0) })
+	mustPanic(t, "durable: WithShards: k 257 not in [1, 256]", func() { durable.WithShards(257) })
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": "127.0.0.1:1"}})
+	defer ring.Close()
+	mustPanic(t, "durable: New: WithReplicated needs a *redis.Client or *redis.ClusterClient, not *redis.Ring", func() {
+		durable.New(ring, durable.WithReplicated(1, time.Second))
+	})
+}
+
+// On a server without a replica, a Schedule WithReplicated waits out its
+// timeout and returns ErrNotReplicated; the primary holds the job. A
+// Cancel does the same.
+func TestReplicatedWithoutReplica(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	q := newQueue(t, rdb, durable.WithReplicated(1, 50*time.Millisecond))
+	ctx := context.Background()
+	t0 := time.Now()
+	_, err := q.Schedule(ctx, "a", "k", time.Now().Add(time.Hour), nil)
+	if !errors.Is(err, durable.ErrNotReplicated) || time.Since(t0) < 50*time.Millisecond {
+		t.Fatalf("Schedule: %v after %v; want ErrNotReplicated after 50ms", err, time.Since(t0))
+	}
+	if _, ok, err := q.Lookup(ctx, "a"); !ok || err != nil {
+		t.Fatalf("Lookup: %v, %v; want the job", ok, err)
+	}
+	if _, err := q.Cancel(ctx, "a"); !errors.Is(err, durable.ErrNotReplicated) {
+		t.Fatalf("Cancel: %v; want ErrNotReplicated", err)
+	}
+	if _, ok, _ := q.Lookup(ctx, "a"); ok {
+		t.Fatal("the job outlived its Cancel")
+	}
+}
