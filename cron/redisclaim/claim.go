@@ -109,8 +109,9 @@ func WithOwner(name string) Option {
 }
 
 // New returns a Claimer on client: a single server, Sentinel or Cluster
-// (each key stands alone). Nil options are ignored. New panics if client
-// is nil, or a nil pointer such as a (*redis.Client)(nil).
+// (each key stands alone). New panics if client is nil, or a nil pointer
+// such as a (*redis.Client)(nil), or if an option is nil, as New does
+// in every package of the module.
 func New(client redis.UniversalClient, opts ...Option) *Claimer {
 	if client == nil {
 		panic("redisclaim: New called with a nil client")
@@ -119,10 +120,11 @@ func New(client redis.UniversalClient, opts ...Option) *Claimer {
 		panic(fmt.Sprintf("redisclaim: New called with a nil client (%T)(nil)", client))
 	}
 	c := &Claimer{client: client, prefix: DefaultPrefix, ttl: DefaultTTL}
-	for _, o := range opts {
-		if o != nil {
-			o(c)
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("redisclaim: New: option %d is nil", i))
 		}
+		o(c)
 	}
 	if !c.ownerSet {
 		host, _ := os.Hostname()

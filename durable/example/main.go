@@ -7,7 +7,7 @@
 // those it had leased ahead of their due times run there too, once.
 //
 //	go run ./durable/example            # from the repository root
-//	go run ./durable/example -after 30s # the timeout of the issue
+//	go run ./durable/example -after 30s # an order's timeout of 30 s
 //
 // It starts a redis-server of the machine's for the run (Debian, Ubuntu:
 // apt-get install -y redis-server), or uses the one at REDIS_ADDR. It

@@ -319,8 +319,7 @@ func TestChartsAndJSON(t *testing.T) {
 	}
 }
 
-// TestFiguresCannotMislead checks what the issue of misleading charts
-// asked for: one unit on each chart's axis, an axis that covers the
+// TestFiguresCannotMislead checks that the charts cannot mislead: one unit on each chart's axis, an axis that covers the
 // data with a labelled tick at or below it, and a line that stops at a
 // cell over budget marked where it stopped.
 func TestFiguresCannotMislead(t *testing.T) {
