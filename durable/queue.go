@@ -323,7 +323,7 @@ func (s State) String() string {
 
 // Info is a job as Lookup finds it.
 type Info struct {
-	Job   // Due: when it is next claimable (for a running job, the end of its lease); Attempt: attempts made
+	Job   // Due: when it is next claimable (its due time, also when leased ahead; for a running job, the end of its lease); Attempt: attempts made
 	State State
 	Err   string // the last error, when Dead
 	// Worker is the worker that holds the job's lease, running it or

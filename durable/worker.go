@@ -98,13 +98,39 @@ type worker struct {
 	heldN     int                 // len(held) as last added to stats.held
 }
 
-// A clockMap maps Redis's clock onto the wheel's: server µs read by the
-// claim whose reply came back at local. Since the reply left Redis before
-// local was read, a time mapped with it is never early.
+// A clockMap maps Redis's clock onto the wheel's. Each claim measures
+// the offset: the server's TIME in the script, less the wheel's clock
+// once the reply is back. Since the reply left Redis before that, each
+// measurement is at most the true offset. The map keeps the largest, the
+// tightest, less drift since it was measured at maxDrift: the true
+// offset moves slower than that (NTP slews a clock by 500 ppm at most),
+// so a time mapped with it is never early.
 type clockMap struct {
-	server int64
-	local  time.Time
-	ok     bool
+	base time.Time // the wheel's clock at the first measurement
+	off  int64     // the best offset: server µs less µs since base
+	at   int64     // µs since base when off was measured
+	ok   bool
+}
+
+// maxDrift is the rate, in µs a second, at which a measured offset is
+// taken to age: twice NTP's largest slew.
+const maxDrift = 1000
+
+// measure notes an offset: the server read server µs before local.
+func (c *clockMap) measure(server int64, local time.Time) {
+	if !c.ok {
+		*c = clockMap{base: local, off: server, ok: true}
+		return
+	}
+	l := local.Sub(c.base).Microseconds()
+	if off := server - l; off >= c.offset(l) {
+		c.off, c.at = off, l
+	}
+}
+
+// offset returns the offset at l µs since base, aged since measured.
+func (c *clockMap) offset(l int64) int64 {
+	return c.off - (l-c.at)*maxDrift/1_000_000
 }
 
 // An attempt is one leased run of a job.
@@ -240,7 +266,7 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 		}
 	}
 	w.mu.Lock()
-	w.clk = clockMap{server: now, local: local, ok: true}
+	w.clk.measure(now, local)
 	w.mu.Unlock()
 	var jobs []*attempt
 	for i := 3; i+3 < len(v); i += 4 {
@@ -406,14 +432,16 @@ func (w *worker) wheelClosedLocked() {
 // localLocked returns when Redis's clock reads us, on the wheel's clock. mu is
 // held.
 func (w *worker) localLocked(us int64) time.Time {
-	d := min(max(us-w.clk.server, -1<<40), 1<<40)
-	return w.clk.local.Add(time.Duration(d) * time.Microsecond)
+	l := w.wheel.Since(w.clk.base).Microseconds()
+	d := min(max(us-w.clk.offset(l), -1<<40), 1<<40)
+	return w.clk.base.Add(time.Duration(d) * time.Microsecond)
 }
 
 // serverNowLocked returns Redis's clock now, as the worker knows it: never
 // ahead of it. mu is held.
 func (w *worker) serverNowLocked() int64 {
-	return w.clk.server + w.wheel.Since(w.clk.local).Microseconds()
+	l := w.wheel.Since(w.clk.base).Microseconds()
+	return l + w.clk.offset(l)
 }
 
 func minTime(a, b time.Time) time.Time {
