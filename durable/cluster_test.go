@@ -58,10 +58,12 @@ const (
 )
 
 // clusterWork is how long a cluster replica's handler takes; clusterLease
-// its lease.
+// its lease: 2 s, renewed every 667 ms, so that a replica process starved
+// of CPU on a loaded machine (six redis-servers, the race detector) keeps
+// its leases; with 1 s, one run in a few ran jobs twice.
 const (
 	clusterWork  = 20 * time.Millisecond
-	clusterLease = time.Second
+	clusterLease = 2 * time.Second
 )
 
 // clusterOptions returns the Queue options opts names.
