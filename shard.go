@@ -78,7 +78,6 @@ type shard struct {
 	survivors  []*node      // guarded by mu; young nodes pending at the last ageLocked, to promote at the next
 	promoting  []*node      // guarded by mu; survivors still pending at the last ageLocked, for promoteLocked
 	spareNodes []*node      // guarded by mu; promoting's other buffer
-	promoter   bool         // guarded by mu; a goroutine of unlockAndPromote's is promoting
 	awayLocks  uint64       // guarded by mu; Stops from other processors that took mu (see inbox.go)
 
 	// Counters for Stats.
@@ -129,34 +128,16 @@ func (s *shard) startAt(e *queue.Entry, n *node, when, ns int64) {
 	s.unlockAndPromote()
 }
 
-// unlockAndPromote unlocks mu and, if ageLocked left nodes to promote
-// and no goroutine is promoting them, starts one (see promoteLocked): the
-// caller, starting a timer, does not wait for the runtime's specials,
-// which cost about a microsecond a node, and a processor that has time
-// to spare makes them. One goroutine a shard at most, while there is
-// work. If it falls more than a batch behind, the caller helps: the
-// nodes not yet promoted stay bounded, and with them the channels a
-// collection cannot free.
+// unlockAndPromote unlocks mu and, if ageLocked left nodes to promote,
+// promotes them (see promoteLocked), with mu released while it makes
+// their specials. (On a goroutine of their own, the specials cost as
+// much: the runtime's locks for them are shared, and BenchmarkChanPatterns
+// saw no gain.)
 func (s *shard) unlockAndPromote() {
-	start := len(s.promoting) > 0 && !s.promoter
-	help := len(s.promoting) > youngBatch
-	if start {
-		s.promoter = true
+	if len(s.promoting) > 0 {
+		s.promoteLocked()
 	}
 	s.mu.Unlock()
-	switch {
-	case start:
-		go func() {
-			s.mu.Lock()
-			s.promoteLocked()
-			s.promoter = false
-			s.mu.Unlock()
-		}()
-	case help:
-		s.mu.Lock()
-		s.promoteLocked()
-		s.mu.Unlock()
-	}
 }
 
 // postpone moves e, if pending, to tick when without taking the lock, and
