@@ -50,28 +50,37 @@ type Counts struct {
 	At time.Time
 }
 
-// Counts returns the queue-wide figures. It finds the running jobs among
-// those whose score (a live lease's end) falls within this Queue's lease
-// (WithLease: give it the workers' lease, or a longer one), reading at
-// most 10,000. It costs one round trip, O(log n) plus those jobs and the
-// paused kinds.
+// Counts returns the queue-wide figures, over every shard (WithShards).
+// It finds the running jobs among those whose score (a live lease's end)
+// falls within this Queue's lease (WithLease: give it the workers' lease,
+// or a longer one), reading at most 10,000 a shard. It costs one round
+// trip a shard, O(log n) plus those jobs and the paused kinds.
 func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 	if err := q.checkOp(ctx, "Counts", ""); err != nil {
 		return Counts{}, err
 	}
-	var v []int64
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		v, err = countsScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, q.cfg.lease.Microseconds(), maxRunningWalk).Int64Slice()
-		return err
-	})
-	if err != nil {
-		return Counts{}, fmt.Errorf("durable: Counts: %w", err)
-	}
-	// v: now, jobs, running, dead, due, oldest score (-1 if none due), capped
-	c := Counts{At: time.UnixMicro(v[0]), Running: v[2], Dead: v[3], Due: v[4], RunningAtLeast: v[6] == 1}
-	c.Pending = max(v[1]-v[2]-v[3], 0)
-	if v[5] >= 0 {
-		c.Lateness = time.Duration(max(v[0]-v[5], 0)) * time.Microsecond
+	var c Counts
+	for i, k := range q.shards {
+		var v []int64
+		err := q.doOn(ctx, q.brs[i], func(ctx context.Context) (err error) {
+			v, err = countsScript.Run(ctx, q.rdb, k.all, k.prefix, q.cfg.lease.Microseconds(), maxRunningWalk).Int64Slice()
+			return err
+		})
+		if err != nil {
+			return Counts{}, fmt.Errorf("durable: Counts: %w", err)
+		}
+		// v: now, jobs, running, dead, due, oldest score (-1 if none due), capped
+		if i == 0 {
+			c.At = time.UnixMicro(v[0])
+		}
+		c.Running += v[2]
+		c.Dead += v[3]
+		c.Due += v[4]
+		c.Pending += max(v[1]-v[2]-v[3], 0)
+		c.RunningAtLeast = c.RunningAtLeast || v[6] == 1
+		if v[5] >= 0 {
+			c.Lateness = max(c.Lateness, time.Duration(max(v[0]-v[5], 0))*time.Microsecond)
+		}
 	}
 	return c, nil
 }
@@ -85,9 +94,10 @@ func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 // no set order. Each call reads a bounded stretch of the store, so a page
 // may hold fewer than limit jobs (none, even) while the next cursor is
 // not "". A job that changes state between pages may be missed or
-// returned twice. It returns an error for a limit outside [1, MaxList], a
-// bad cursor or state. It costs one round trip, O(log² n) plus the
-// stretch read (at most 4*limit+256 jobs).
+// returned twice. A queue of several shards (WithShards) is listed shard
+// by shard. It returns an error for a limit outside [1, MaxList], a bad
+// cursor or state. It costs one round trip, O(log² n) plus the stretch
+// read (at most 4*limit+256 jobs).
 func (q *Queue) List(ctx context.Context, state State, cursor string, limit int) ([]Info, string, error) {
 	if err := q.checkOp(ctx, "List", ""); err != nil {
 		return nil, "", err
@@ -95,18 +105,47 @@ func (q *Queue) List(ctx context.Context, state State, cursor string, limit int)
 	if limit < 1 || limit > MaxList {
 		return nil, "", fmt.Errorf("durable: List: limit %d not in [1, %d]", limit, MaxList)
 	}
-	switch state {
-	case Pending, Running:
-		return q.listDue(ctx, state, cursor, limit)
-	case Dead:
-		return q.listDead(ctx, cursor, limit)
+	if state != Pending && state != Running && state != Dead {
+		return nil, "", fmt.Errorf("durable: List: no such state %v", state)
 	}
-	return nil, "", fmt.Errorf("durable: List: no such state %v", state)
+	if len(q.shards) == 1 {
+		return q.listOn(ctx, 0, state, cursor, limit)
+	}
+	// Shard by shard: the cursor is the shard's index, "/", and the
+	// cursor within it.
+	i, inner := 0, ""
+	if cursor != "" {
+		s, rest, ok := strings.Cut(cursor, "/")
+		n, err := strconv.Atoi(s)
+		if !ok || err != nil || n < 0 || n >= len(q.shards) {
+			return nil, "", fmt.Errorf("durable: List: bad cursor %.60q for state %v", cursor, state)
+		}
+		i, inner = n, rest
+	}
+	out, next, err := q.listOn(ctx, i, state, inner, limit)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case next != "":
+		next = strconv.Itoa(i) + "/" + next
+	case i+1 < len(q.shards):
+		next = strconv.Itoa(i+1) + "/"
+	}
+	return out, next, nil
+}
+
+// listOn is List on shard i, with a cursor within it.
+func (q *Queue) listOn(ctx context.Context, i int, state State, cursor string, limit int) ([]Info, string, error) {
+	if state == Dead {
+		return q.listDead(ctx, i, cursor, limit)
+	}
+	return q.listDue(ctx, i, state, cursor, limit)
 }
 
 // listDue walks :due, then the park sets, from cursor: "set:score:id",
 // set "" for :due or the hex of a park set's kind.
-func (q *Queue) listDue(ctx context.Context, state State, cursor string, limit int) ([]Info, string, error) {
+func (q *Queue) listDue(ctx context.Context, shard int, state State, cursor string, limit int) ([]Info, string, error) {
+	k := q.shards[shard]
 	set, score, id := "", "", ""
 	if cursor != "" {
 		var ok1, ok2 bool
@@ -124,8 +163,8 @@ func (q *Queue) listDue(ctx context.Context, state State, cursor string, limit i
 		want = "r"
 	}
 	var v []any
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		v, err = listDueScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, want, limit, 4*limit+256, set, score, id).Slice()
+	err := q.doOn(ctx, q.brs[shard], func(ctx context.Context) (err error) {
+		v, err = listDueScript.Run(ctx, q.rdb, k.all, k.prefix, want, limit, 4*limit+256, set, score, id).Slice()
 		return err
 	})
 	if err != nil {
@@ -153,7 +192,8 @@ func (q *Queue) listDue(ctx context.Context, state State, cursor string, limit i
 }
 
 // listDead scans :dead from cursor ("" or "hscan-cursor:skip").
-func (q *Queue) listDead(ctx context.Context, cursor string, limit int) ([]Info, string, error) {
+func (q *Queue) listDead(ctx context.Context, shard int, cursor string, limit int) ([]Info, string, error) {
+	k := q.shards[shard]
 	c, skip := "0", "0"
 	if cursor != "" {
 		var ok bool
@@ -165,8 +205,8 @@ func (q *Queue) listDead(ctx context.Context, cursor string, limit int) ([]Info,
 		}
 	}
 	var v []any
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		v, err = listDeadScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, c, skip, limit).Slice()
+	err := q.doOn(ctx, q.brs[shard], func(ctx context.Context) (err error) {
+		v, err = listDeadScript.Run(ctx, q.rdb, k.all, k.prefix, c, skip, limit).Slice()
 		return err
 	})
 	if err != nil {
@@ -195,14 +235,15 @@ func (q *Queue) listDead(ctx context.Context, cursor string, limit int) ([]Info,
 // RetryDead makes each dead job among ids due now, its attempts
 // forgotten, as Reschedule does, and returns how many it moved. It
 // leaves an ID that is not dead (pending, running, gone) as it is, so a
-// retry sent twice runs a job once. It costs one round trip, O(len(ids)).
+// retry sent twice runs a job once. It costs one round trip a shard the
+// IDs fall in, O(len(ids)).
 func (q *Queue) RetryDead(ctx context.Context, ids ...string) (int, error) {
 	return q.dead(ctx, "RetryDead", "retry", ids)
 }
 
 // DeleteDead deletes each dead job among ids, and returns how many it
 // deleted. It leaves an ID that is not dead as it is. It costs one round
-// trip, O(len(ids)).
+// trip a shard the IDs fall in, O(len(ids)).
 func (q *Queue) DeleteDead(ctx context.Context, ids ...string) (int, error) {
 	return q.dead(ctx, "DeleteDead", "delete", ids)
 }
@@ -214,30 +255,41 @@ func (q *Queue) dead(ctx context.Context, op, verb string, ids []string) (int, e
 	if len(ids) > MaxList {
 		return 0, fmt.Errorf("durable: %s: %d IDs, over MaxList (%d) a call", op, len(ids), MaxList)
 	}
-	args := make([]any, 0, 4+len(ids))
-	args = append(args, q.k.prefix, verb, horizon, "")
+	// The IDs by shard, each once, in the order given.
+	byShard := make(map[string][]any, len(q.shards))
+	var order []string
+	brs := make(map[string]*breaker, len(q.shards))
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		if err := checkID(op, id); err != nil {
 			return 0, err
 		}
-		if !seen[id] {
-			seen[id] = true
-			args = append(args, id)
+		if seen[id] {
+			continue
 		}
+		seen[id] = true
+		k, br := q.shardOf(id)
+		if _, ok := byShard[k.prefix]; !ok {
+			order = append(order, k.prefix)
+			brs[k.prefix] = br
+			byShard[k.prefix] = []any{k.prefix, verb, horizon, ""}
+		}
+		byShard[k.prefix] = append(byShard[k.prefix], id)
 	}
-	if len(seen) == 0 {
-		return 0, nil
+	done := 0
+	for _, prefix := range order {
+		k, args := newKeyset(prefix), byShard[prefix]
+		var v []int64
+		err := q.doOn(ctx, brs[prefix], func(ctx context.Context) (err error) {
+			v, err = deadScript.Run(ctx, q.rdb, k.all, args...).Int64Slice()
+			return err
+		})
+		if err != nil {
+			return done, fmt.Errorf("durable: %s: %w", op, err)
+		}
+		done += int(v[1])
 	}
-	var v []int64
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		v, err = deadScript.Run(ctx, q.rdb, q.k.all, args...).Int64Slice()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("durable: %s: %w", op, err)
-	}
-	return int(v[1]), nil
+	return done, nil
 }
 
 // RetryAllDead makes every dead job of kind (of every kind if kind is
@@ -263,22 +315,25 @@ func (q *Queue) sweepDead(ctx context.Context, op, verb, kind string) (int, erro
 	if len(kind) > MaxKindLen || strings.IndexByte(kind, 0) >= 0 {
 		return 0, fmt.Errorf("durable: %s: kind %.40q is over %d bytes or holds a NUL", op, kind, MaxKindLen)
 	}
-	total, cursor := 0, "0"
-	for {
-		var v []any
-		err := q.do(ctx, func(ctx context.Context) (err error) {
-			v, err = deadScript.Run(ctx, q.rdb, q.k.all, q.k.prefix, verb, horizon, kind+"\x00", cursor).Slice()
-			return err
-		})
-		if err != nil {
-			return total, fmt.Errorf("durable: %s: %w", op, err)
-		}
-		n, _ := v[1].(int64)
-		total += int(n)
-		if cursor, _ = v[0].(string); cursor == "0" || cursor == "" {
-			return total, nil
+	total := 0
+	for i, k := range q.shards {
+		for cursor := "0"; ; {
+			var v []any
+			err := q.doOn(ctx, q.brs[i], func(ctx context.Context) (err error) {
+				v, err = deadScript.Run(ctx, q.rdb, k.all, k.prefix, verb, horizon, kind+"\x00", cursor).Slice()
+				return err
+			})
+			if err != nil {
+				return total, fmt.Errorf("durable: %s: %w", op, err)
+			}
+			n, _ := v[1].(int64)
+			total += int(n)
+			if cursor, _ = v[0].(string); cursor == "0" || cursor == "" {
+				break
+			}
 		}
 	}
+	return total, nil
 }
 
 // Name returns the queue's name (WithName). It costs O(1).

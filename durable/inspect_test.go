@@ -373,3 +373,54 @@ func TestLeasedAheadIsPending(t *testing.T) {
 	release()
 	waitFor(t, 5*time.Second, "soon done", func() bool { c := counts(t, q); return c.Running == 0 && c.Pending == 0 })
 }
+
+// Counts, List and the bulk delete see every shard of a queue made
+// WithShards, where a Queue of one shard on the same name sees only its
+// first.
+func TestInspectShards(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	ctx := context.Background()
+	q := newQueue(t, rdb, durable.WithName("inspect-shards"), durable.WithShards(3),
+		durable.WithRetry(1, durable.Exponential(time.Millisecond, time.Millisecond)),
+		durable.WithKinds("idle"),
+		durable.WithHandler("fail", func(_ context.Context, j durable.Job) error { return errors.New("no: " + j.ID) }))
+	hour := time.Now().Add(time.Hour)
+	for i := range 60 {
+		if _, err := q.Schedule(ctx, fmt.Sprintf("later-%02d", i), "idle", hour, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		if _, err := q.ScheduleAfter(ctx, fmt.Sprintf("dead-%02d", i), "fail", 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "30 dead", func() bool { return counts(t, q).Dead == 30 })
+	if c := counts(t, q); c.Pending != 60 || c.Running != 0 {
+		t.Fatalf("Counts = %+v; want 60 pending, 30 dead", c)
+	}
+	first := newQueue(t, rdb, durable.WithName("inspect-shards"))
+	if c := counts(t, first); c.Pending+c.Dead >= 90 {
+		t.Fatalf("shard 0 alone holds %d of the 90 jobs: the jobs were not spread", c.Pending+c.Dead)
+	}
+	for _, tc := range []struct {
+		state durable.State
+		limit int
+		want  int
+	}{{durable.Pending, 7, 60}, {durable.Dead, 4, 30}} {
+		ids, _ := listAll(t, q, tc.state, tc.limit)
+		slices.Sort(ids)
+		if ids = slices.Compact(ids); len(ids) != tc.want {
+			t.Errorf("List %v: %d jobs, want %d", tc.state, len(ids), tc.want)
+		}
+	}
+	if _, _, err := q.List(ctx, durable.Pending, "3/", 10); err == nil {
+		t.Error("List took a cursor naming a fourth shard of three")
+	}
+	if n, err := q.DeleteAllDead(ctx, "fail"); err != nil || n != 30 {
+		t.Fatalf("DeleteAllDead = %d, %v; want 30", n, err)
+	}
+	if c := counts(t, q); c.Dead != 0 || c.Pending != 60 {
+		t.Fatalf("after DeleteAllDead, Counts = %+v; want 60 pending, none dead", c)
+	}
+}

@@ -20,7 +20,7 @@
 // password and database; it defaults to $DURABLE_REDIS, or
 // 127.0.0.1:6379. -queue is the Queue's WithName (default "durable");
 // -lease, the workers' WithLease (default 5s), within which stats looks
-// for the running jobs.
+// for the running jobs; -shards, the queue's WithShards (default 1).
 // What a job holds (IDs, kinds, payloads, errors) is printed quoted when
 // it is not plain printable text, so that no job can write terminal
 // escapes. The command starts no worker: it claims and runs nothing.
@@ -90,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("queue", "durable", "the queue's name (durable.WithName)")
 	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
 	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease): stats looks for the running jobs within it")
+	shards := fs.Int("shards", 1, "the queue's shards (durable.WithShards)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -99,6 +100,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *name == "" || strings.ContainsAny(*name, "{}") {
 		fmt.Fprintf(stderr, "durable: -queue %q is empty or holds a brace\n", *name)
+		return 2
+	}
+	if *shards < 1 || *shards > durable.MaxShards {
+		fmt.Fprintf(stderr, "durable: -shards %d not in [1, %d]\n", *shards, durable.MaxShards)
 		return 2
 	}
 	if *lease < 30*time.Millisecond {
@@ -112,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease))
+	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease), durable.WithShards(*shards))
 	defer q.Close(context.Background())
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
