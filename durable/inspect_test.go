@@ -424,3 +424,33 @@ func TestInspectShards(t *testing.T) {
 		t.Fatalf("after DeleteAllDead, Counts = %+v; want 60 pending, none dead", c)
 	}
 }
+
+// Lookup reads a job whose worker died, its lease run out, as pending, as
+// List and Counts do and as the layout in scripts.go says: claimable
+// again. It read running.
+func TestLookupLeaseRanOut(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	ctx := context.Background()
+	q := newQueue(t, rdb, durable.WithName("lease-out"), durable.WithKinds("idle"))
+	if _, err := q.ScheduleAfter(ctx, "a", "idle", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Minute).UnixMicro()
+	// A lease of a worker gone: due and lease end a minute ago.
+	if err := rdb.HSet(ctx, "{lease-out}:run", "a", fmt.Sprintf("1|gone|%d", past)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZAdd(ctx, "{lease-out}:due", redis.Z{Score: float64(past), Member: "a"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	info, ok, err := q.Lookup(ctx, "a")
+	if err != nil || !ok {
+		t.Fatalf("Lookup = %v, %v", ok, err)
+	}
+	if info.State != durable.Pending {
+		t.Errorf("Lookup of a job whose lease ran out: %v, want pending", info.State)
+	}
+	if c := counts(t, q); c.Due != 1 || c.Running != 0 {
+		t.Errorf("Counts = %+v, want it due and not running", c)
+	}
+}

@@ -364,8 +364,11 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 		case due > now:
 			// Leased ahead: pending until due, in the worker's wheel.
 			info.Due = time.UnixMicro(due)
-		default:
+		case info.Due.UnixMicro() > now:
 			info.State = Running
+		default:
+			// The lease ran out (its worker died): pending, claimable
+			// again, as the layout says (scripts.go).
 		}
 	}
 	if e, ok := v[3].(string); ok {
