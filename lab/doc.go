@@ -27,11 +27,11 @@
 // (libco's 60,000 slots are one minute, the linux wheel's levels are
 // 1 ms, 8 ms, 64 ms, ...), as in the scheduler's default.
 //
-// Each structure counts its steps — the timers (or slots, or lists) it
-// reads and compares, links, unlinks or moves — once it is made to (the
-// counting pass of cmd/timerlab does, through [Structure].NewCounted and
-// its Contender); in the timed rounds its counter is nil and counts
-// nothing. The engine has no counter of its own: the lab counts its steps
+// Each structure counts its steps once it is made to. Its steps are the
+// timers (or slots, or lists) it reads and compares, links, unlinks or
+// moves. The counting pass of cmd/timerlab makes it count, through
+// [Structure].NewCounted and its Contender. In the timed rounds its
+// counter is nil and counts nothing. The engine has no counter of its own: the lab counts its steps
 // from outside, from where its documentation says it files each timer.
 // Each Structure carries the costs the reference documents claim for it,
 // which the lab holds the counted steps to.

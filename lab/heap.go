@@ -8,7 +8,7 @@ import (
 )
 
 // Heap is a binary min-heap ordered by (deadline, start id), as libuv
-// orders its timers: the start id is a counter taken at every start, so
+// orders its timers. The start id is a counter taken at every start. So
 // timers with equal deadlines fire in the order they were started
 // (timer_less_than in libuv's src/timer.c). libuv links its heap nodes
 // with pointers; this one keeps them in a slice, which changes the

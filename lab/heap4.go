@@ -8,11 +8,11 @@ import (
 )
 
 // Heap4 is a 4-ary min-heap, the shape of the Go runtime's timer heap
-// (runtime/time.go): four children per node make the tree half as deep as
-// a binary heap's, so sifting up is cheaper and sifting down looks at more
-// children per level, and, as in the runtime, each slot holds the deadline
-// beside the pointer (the runtime's timerWhen), so a sift reads the slice
-// and not the timers. The runtime orders by deadline alone; this heap
+// (runtime/time.go). Four children per node make the tree half as deep as
+// a binary heap's. So sifting up is cheaper, and sifting down looks at
+// more children per level. As in the runtime, each slot holds the
+// deadline beside the pointer (the runtime's timerWhen). So a sift reads
+// the slice and not the timers. The runtime orders by deadline alone; this heap
 // breaks ties by schedule order, as the suite demands.
 //
 // Schedule, Cancel and Reschedule are O(log n); Expire is O(log n) per
@@ -127,10 +127,10 @@ func (h *Heap4) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (h *Heap4) Len() int { return len(h.heap) }
 
-// countSteps makes h count its steps into s: a timer appended, taken out
-// or placed is a step, and so is each parent and each child a sift reads
-// and compares (four at each level going down), counted after the fact
-// from where the sift started and ended (see Heap's).
+// countSteps makes h count its steps into s. A timer appended, taken out
+// or placed is a step. So is each parent and each child a sift reads and
+// compares (four at each level going down). Those are counted after the
+// fact from where the sift started and ended (see Heap's).
 func (h *Heap4) countSteps(s *workload.Steps) { h.steps = s }
 
 // up moves the slot at i towards the root while it is less than its

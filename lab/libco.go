@@ -15,23 +15,23 @@ import (
 // minute or more away does not fit: libco logs "CO_ERR: AddTimeout" and
 // clamps diff to the last slot, 59,999. TakeAllTimeout joins the lists of
 // every slot from ullStart to now (all 60,000 at most) and moves ullStart
-// to now; co_eventloop then fires each timer taken whose deadline has come
-// and re-adds, by AddTimeout, each one taken before its time: the clamped
-// ones. Nothing else is changed here: Schedule is AddTimeout, Cancel is
+// to now. co_eventloop then fires each timer taken whose deadline has
+// come. It re-adds, by AddTimeout, each one taken before its time: the
+// clamped ones. Nothing else is changed here: Schedule is AddTimeout, Cancel is
 // RemoveFromLink, Expire is TakeAllTimeout followed by co_eventloop's
 // loop over what it took.
 //
 // Schedule and Cancel are O(1). Expire costs O(1) per slot it passes, up
-// to 60,000, and O(1) per timer it takes: a timer d ticks away is taken
-// and re-added about d/60,000 times before it fires, so a timer a day out
+// to 60,000, and O(1) per timer it takes. A timer d ticks away is taken
+// and re-added about d/60,000 times before it fires. So a timer a day out
 // costs 1,440 re-adds. The 60,000 slots take 960 KB however few timers
 // are pending. These are the drawbacks the reference documents name.
 //
 // Two things follow that the suite's contract does not allow, and they
 // are what this structure declares (see [Structures]): it is never early
 // and never late, but it does not keep order. A long timer re-added to a
-// slot goes behind timers scheduled there while it waited, so equal
-// deadlines no longer fire in schedule order; and one Expire that passes
+// slot goes behind timers scheduled there while it waited. So equal
+// deadlines no longer fire in schedule order. And one Expire that passes
 // a whole minute takes the slots in slot order, where a re-added or
 // clamped timer may sit ahead of an earlier one.
 //

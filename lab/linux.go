@@ -33,14 +33,14 @@ import (
 //	  9..20  ×8 each     up to the end of the int64 range
 //
 // Linux stops at level 8 (with HZ=1000) and clamps longer timers to the
-// last level's reach, about 12 days; here twelve more levels take every
-// deadline an int64 can hold, so nothing is clamped, and a timer whose
+// last level's reach, about 12 days. Here twelve more levels take every
+// deadline an int64 can hold, so nothing is clamped. A timer whose
 // rounded deadline would pass the end of the range waits in a list of its
 // own for tick MaxInt64.
 //
 // A delay of d ≥ 63 ticks lands in the level whose granularity g is at
-// most 8d/63, so the guarantee is: never early, and late by at most 8/63
-// of the delay (12.7%), and by nothing below 63 ticks. That is the slack
+// most 8d/63. So the guarantee is: never early, late by at most 8/63 of
+// the delay (12.7%), and by nothing below 63 ticks. That is the slack
 // this structure declares (see [LinuxSlack]). Linux rounds up by a whole
 // granule, since a jiffy may be half gone; ticks here are exact, so a
 // deadline on a granule's boundary is kept.
@@ -83,9 +83,9 @@ type LinuxTimer struct {
 }
 
 // LinuxSlack is the lateness a [Linux] wheel declares for a timer
-// scheduled at tick at and due at tick when: none below a delay of 63
-// ticks, where level 0's granules are one tick, and 8/63 of the delay,
-// rounded down, from 63 ticks on.
+// scheduled at tick at and due at tick when. It is none below a delay of
+// 63 ticks, where level 0's granules are one tick. From 63 ticks on it is
+// 8/63 of the delay, rounded down.
 func LinuxSlack(at, when int64) int64 {
 	d := when - at
 	if d < 63 {
@@ -315,9 +315,10 @@ func (w *Linux) Len() int { return w.n }
 // takes and each call.
 func (w *Linux) countSteps(s *workload.Steps) { w.steps = s }
 
-// Verify checks that every timer sits in the slot of its rounded deadline
-// at its level, that no deadline was rounded down, the bitmaps and the
-// count, and returns an error naming the first broken invariant. It is
+// Verify checks the invariants and returns an error naming the first
+// broken one. Every timer must sit in the slot of its rounded deadline at
+// its level, and no deadline may be rounded down. The bitmaps and the
+// count must agree with the timers. It is
 // meant for tests.
 func (w *Linux) Verify() error {
 	count := 0

@@ -6,25 +6,27 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// Node is Node.js's timers (lib/internal/timers.js): one linked list per
-// distinct duration (TimersList, keyed by milliseconds in timerListMap),
-// each list in deadline order by construction, since every timer appended
-// to it was started later with the same duration; and one small binary
-// heap of lists (timerListQueue) ordered by each list's first deadline,
-// so the earliest timer of all is the head of the list on top.
+// Node is Node.js's timers (lib/internal/timers.js). It has two parts:
+//   - one linked list per distinct duration (TimersList, keyed by
+//     milliseconds in timerListMap). Each list is in deadline order by
+//     construction: every timer appended to it was started later with
+//     the same duration.
+//   - one small binary heap of lists (timerListQueue), ordered by each
+//     list's first deadline. So the earliest timer of all is the head of
+//     the list on top.
 //
-// Schedule is O(1) into an existing list and O(log L) when it starts a
-// new one, L being the number of distinct durations pending; Cancel is
-// O(1), O(log L) when it removes a list's head; Expire is O(log L) per
-// timer fired; Next is O(1). With few durations (idle timeouts, keep-alive)
+// L is the number of distinct durations pending. Schedule is O(1) into
+// an existing list and O(log L) when it starts a new one. Cancel is O(1),
+// O(log L) when it removes a list's head. Expire is O(log L) per timer
+// fired; Next is O(1). With few durations (idle timeouts, keep-alive)
 // every operation is O(1); with as many durations as timers it is a heap
 // of one-timer lists.
 //
 // Node.js runs a list's every due timer before it looks at the heap
-// again, and leaves a list's place in the heap stale when its head is
-// cancelled; this one keys the heap by (deadline, schedule order) of each
-// list's head and consults it for every timer, so that one Expire fires
-// in deadline order across lists, as the suite demands.
+// again. It leaves a list's place in the heap stale when its head is
+// cancelled. This one keys the heap by (deadline, schedule order) of each
+// list's head and consults it for every timer. So one Expire fires in
+// deadline order across lists, as the suite demands.
 //
 // A Node is not safe for concurrent use.
 type Node struct {
@@ -160,9 +162,9 @@ func (q *Node) Next() (int64, bool) {
 // Len returns the number of pending timers. The complexity is O(1).
 func (q *Node) Len() int { return q.n }
 
-// countSteps makes q count its steps into s: a list looked up or
-// dropped, a timer linked or unlinked, and a list's head read and
-// compared by a sift of the heap of lists are steps.
+// countSteps makes q count its steps into s. These are steps: a list
+// looked up or dropped, a timer linked or unlinked, and a list's head
+// read and compared by a sift of the heap of lists.
 func (q *Node) countSteps(s *workload.Steps) { q.steps = s }
 
 func (q *Node) swap(i, j int) {

@@ -7,10 +7,10 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// RBTree is a red-black tree keyed by (deadline, schedule order), the
-// structure of the reference documents' comparison ("for add, delete and
-// find, O(log n); the least node is the leftmost") and of nginx's timers
-// and Linux's hrtimers. Like Linux's rb_root_cached it keeps a pointer to
+// RBTree is a red-black tree keyed by (deadline, schedule order). It is
+// the structure of the reference documents' comparison ("for add, delete
+// and find, O(log n); the least node is the leftmost"). It is also the
+// structure of nginx's timers and Linux's hrtimers. Like Linux's rb_root_cached it keeps a pointer to
 // the leftmost node, so that Next is O(1). It is the textbook tree
 // (Cormen et al., chapter 13) with parent pointers.
 //
@@ -325,10 +325,10 @@ func (r *RBTree) depth(t *RBTimer) int {
 	return d
 }
 
-// countSteps makes r count its steps into s: a node compared on the way
+// countSteps makes r count its steps into s. A node compared on the way
 // down, linked, or passed on the way to a successor or to the new
-// leftmost is a step, and so is each node a delete moves and each round
-// of a fixup (its recolouring, and its rotation if any).
+// leftmost is a step. So is each node a delete moves, and each round of
+// a fixup (its recolouring, and its rotation if any).
 func (r *RBTree) countSteps(s *workload.Steps) { r.steps = s }
 
 // Verify checks the order, the colours, the black height, the links, the

@@ -6,22 +6,22 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// Rounds is a single wheel with a rounds counter per timer, the first fix
-// the reference documents give for libco's one-minute horizon, and the
-// structure of Netty's HashedWheelTimer: a timer due at tick t goes to
-// slot t mod slots with remainingRounds, the number of times the wheel
-// will pass that slot before t; each tick the worker walks the slot's
-// whole list, firing the timers whose rounds are spent and decrementing
-// the others' (HashedWheelBucket.expireTimeouts).
+// Rounds is a single wheel with a rounds counter per timer. It is the
+// first fix the reference documents give for libco's one-minute horizon,
+// and the structure of Netty's HashedWheelTimer. A timer due at tick t
+// goes to slot t mod slots with remainingRounds: the number of times the
+// wheel will pass that slot before t. Each tick the worker walks the
+// slot's whole list. It fires the timers whose rounds are spent and
+// decrements the others' (HashedWheelBucket.expireTimeouts).
 //
-// Netty's wheel has 512 slots of 100 ms by default; this one has one slot
-// per tick (1 ms), so that it is exact like the others, and [NewRounds]
-// takes the slot count (the lab uses Netty's 512).
+// Netty's wheel has 512 slots of 100 ms by default. This one has one slot
+// per tick (1 ms), so that it is exact like the others. [NewRounds] takes
+// the slot count (the lab uses Netty's 512).
 //
-// Schedule, Cancel and Reschedule are O(1). Expire walks, for every tick
-// it passes, the list of that tick's slot, due or not: a timer d ticks
-// away is visited d/slots times before it fires, and the cost of passing
-// one tick is n/slots on average. The downside of this choice is that
+// Schedule, Cancel and Reschedule are O(1). For every tick it passes,
+// Expire walks the list of that tick's slot, due or not. A timer d ticks
+// away is visited d/slots times before it fires. The cost of passing one
+// tick is n/slots on average. The downside of this choice is that
 // expiry is no longer O(1) (as the documents say): it grows with the
 // number of timers pending and with how far away they are. Next walks the
 // slots of one turn and, if nothing falls due in it, every timer: O(slots
@@ -29,8 +29,8 @@ import (
 //
 // Netty's worker visits every tick. An Expire that jumps more than
 // [RoundsCatchUp] ticks ahead skips whole turns in which nothing falls
-// due, visiting every timer once instead of once per turn, so that the
-// suite's jumps to the end of time end; the lab's workloads never jump
+// due. It visits every timer once instead of once per turn, so that the
+// suite's jumps to the end of time end. The lab's workloads never jump
 // that far.
 //
 // A Rounds is not safe for concurrent use.

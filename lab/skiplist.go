@@ -7,9 +7,9 @@ import (
 )
 
 // SkipList is a skip list (Pugh, "Skip Lists: A Probabilistic Alternative
-// to Balanced Trees", 1990) keyed by (deadline, schedule order), laid out
-// as Redis lays out its sorted sets: forward pointers on up to 32 levels,
-// a node reaching level k+1 with probability 1/4. The reference documents
+// to Balanced Trees", 1990) keyed by (deadline, schedule order). It is
+// laid out as Redis lays out its sorted sets: forward pointers on up to
+// 32 levels, a node reaching level k+1 with probability 1/4. The reference documents
 // give it "O(log n) to add, delete and find, O(1) for the least node, but
 // more space, O(1.5n)": with p = 1/4 a node holds 4/3 forward pointers on
 // average.

@@ -6,10 +6,11 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// Sorted is a doubly linked list kept in deadline order: the "sorted linked
-// list" row of the reference documents' table, and Node.js's unrefList as
-// _unrefActive first kept it, walking from the tail to find where a new
-// timer goes (a new timeout is usually the latest).
+// Sorted is a doubly linked list kept in deadline order. It is the
+// "sorted linked list" row of the reference documents' table. It is also
+// Node.js's unrefList as _unrefActive first kept it. It walks from the
+// tail to find where a new timer goes (a new timeout is usually the
+// latest).
 //
 // Schedule and Reschedule cost O(n) in the worst case, O(1) when the new
 // deadline is at or after every other; Cancel is O(1); Expire is O(1) per

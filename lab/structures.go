@@ -31,8 +31,8 @@ type Structure struct {
 	Caveat string
 
 	// New returns an empty queue of the structure with its handles as
-	// any, for code that runs every structure through one path and need
-	// not be fast, such as the conformance suite: each call costs an
+	// any. It is for code that runs every structure through one path and
+	// need not be fast, such as the conformance suite. Each call costs an
 	// interface conversion more than the structure's own.
 	New func() queue.Queue[any]
 	// NewCounted is New for a queue that counts its steps into the Steps
@@ -52,10 +52,10 @@ type counting[H comparable] interface {
 	countSteps(*workload.Steps)
 }
 
-// register completes s with the constructor of its queue, whose handle
-// type H the compiler infers and checks, and which must count its steps:
-// one call adds a structure to the lab, its tests, its benchmarks and
-// cmd/timerlab.
+// register completes s with the constructor of its queue. The compiler
+// infers and checks the handle type H, and the queue must count its
+// steps. One call adds a structure to the lab, its tests, its benchmarks
+// and cmd/timerlab.
 func register[H comparable, Q counting[H]](s Structure, newQueue func() Q) Structure {
 	return registerCounted(s, newQueue, func(steps *workload.Steps) queue.Queue[H] {
 		q := newQueue()
@@ -104,10 +104,13 @@ var o1Wheel = claim("O(1)", "004", o1, "")
 
 // Structures returns every structure of the lab, the engine included, in
 // the order of the reference documents: lists, heaps, trees, wheels. The
-// claims are 004's table (Linked List, Sorted Linked List, Min Heap,
-// Time Wheel), 002's for the red-black tree and the skip list, 001's for
-// libco, and 004's account of Node.js's lists per duration; a claim
-// of O(k …) for expire is per timer fired, k timers being due.
+// claims come from these documents:
+//   - 004's table: Linked List, Sorted Linked List, Min Heap, Time Wheel;
+//   - 002 for the red-black tree and the skip list;
+//   - 001 for libco;
+//   - 004's account of Node.js's lists per duration.
+//
+// A claim of O(k …) for expire is per timer fired, k timers being due.
 func Structures() []Structure {
 	return []Structure{
 		register(Structure{Name: "unordered", Origin: "unordered list (Node.js unrefList after node#8160)",

@@ -11,16 +11,18 @@ import (
 )
 
 // wheelSteps is the engine, [queue.Wheel], with its steps counted from
-// outside: the engine carries no counter, so that nothing is added to the
-// scheduler's hot path, and the lab keeps, beside a real wheel, where
+// outside. The engine carries no counter, so that nothing is added to the
+// scheduler's hot path. Instead the lab keeps, beside a real wheel, where
 // each pending entry is filed as the wheel's documentation places it
-// ("Placement"): at the level of the highest six-bit digit in which its
-// deadline and the wheel's current tick differ, in a slot whose start is
-// its deadline with the digits below that level cleared, until Expire
-// reaches that start and moves the slot's entries down a level, or fires
-// them from a level-0 slot. It counts what the lab's other wheels count:
-// an entry linked, unlinked, moved down or fired, every slot Expire
-// reaches, and each Expire call. TestWheelStepsPlacesAsTheWheel holds the
+// ("Placement"). An entry sits at the level of the highest six-bit digit
+// in which its deadline and the wheel's current tick differ. Its slot's
+// start is its deadline with the digits below that level cleared. It
+// stays there until Expire reaches that start and moves the slot's
+// entries down a level, or fires them from a level-0 slot.
+//
+// It counts what the lab's other wheels count: an entry linked, unlinked,
+// moved down or fired, every slot Expire reaches, and each Expire call.
+// TestWheelStepsPlacesAsTheWheel holds the
 // placement to the engine's through NextWake, which answers a slot's
 // start when the slot holds more than 64 entries of unknown earliest
 // deadline.

@@ -6,16 +6,18 @@ import (
 	"strings"
 )
 
-// Agreement writes how far several runs of the same lab agree, the
-// measure of what one run can be trusted with: for every workload and
-// size, the scheduler's verdict against package time in each run (F
-// faster or smaller, = the same, S slower or larger, as Compare decides)
-// with the ratio it weighed (see Ratio); then the class of every
-// counted structure's steps per workload in each run, which, steps being
-// exact, must not differ. A row whose verdicts or classes differ is
-// marked with !. It returns how many verdicts and how many step classes
-// differ between the runs. Cells missing or over budget in some run are
-// left out.
+// Agreement writes how far several runs of the same lab agree. That is
+// the measure of what one run can be trusted with. It writes:
+//   - for every workload and size, the scheduler's verdict against
+//     package time in each run, with the ratio it weighed (see Ratio).
+//     F is faster or smaller, = the same, S slower or larger, as Compare
+//     decides;
+//   - the class of every counted structure's steps per workload in each
+//     run. Steps are exact, so these must not differ.
+//
+// A row whose verdicts or classes differ is marked with !. It returns
+// how many verdicts and how many step classes differ between the runs.
+// Cells missing or over budget in some run are left out.
 func Agreement(w io.Writer, runs []*Results, l Layout) (verdicts, classes int) {
 	if len(runs) == 0 {
 		return 0, 0

@@ -27,9 +27,12 @@ type Figure struct {
 }
 
 // Figures returns every chart of a run, log-log, cost against n, one unit
-// on each axis: one per workload, a line per contender, its time (or
-// bytes); one per counted workload, a line per structure, its steps; and
-// one per contender, a line per workload measured in ns/op. Every line
+// on each axis:
+//   - one per workload, a line per contender, its time (or bytes);
+//   - one per counted workload, a line per structure, its steps;
+//   - one per contender, a line per workload measured in ns/op.
+//
+// Every line
 // of a contender has its colour and marker (styleOf), in every chart of
 // every run; the lines of a contender's own chart differ by their dashes.
 // A line that
@@ -273,10 +276,10 @@ func (c *chart) render(format string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// yRange returns the y axis's bounds: they cover the data with a
-// labelled tick below it, from the power of ten at or under the least
-// value to a 1, 2 or 5 over the greatest, so that no point sits on an
-// edge or under the first label.
+// yRange returns the y axis's bounds. They cover the data with a
+// labelled tick below it: from the power of ten at or under the least
+// value to a 1, 2 or 5 over the greatest. So no point sits on an edge or
+// under the first label.
 func (c *chart) yRange() (lo, hi float64) {
 	lo, hi = c.span()
 	return math.Pow(10, math.Floor(math.Log10(lo/1.05))), niceAbove(hi * 1.05)

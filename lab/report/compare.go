@@ -20,27 +20,28 @@ const (
 
 // Band is how far apart two cells may be and still be the same cell:
 // each side's value ± 2.5 %, so a ratio from 0.951 to 1.051 reads equal.
-// It is the lab's resolution, measured: with rounds paired lap by lap
-// (see Compare) and the collector held off during the laps (see
-// workload.Run), the scheduler's ratio to package time moved by 2–5 %
-// between back-to-back default runs on a 2-core machine in most cells,
-// and four runs gave the same verdict in all 25 cells at bands of ±2 to
-// ±3 % (at ±5 % and ±7 %, cells whose ratio sits near 0.87 changed
-// their verdict: a band is a line, and a wider one only moves the line
-// into the ratios that are common).
+// It is the lab's resolution, measured. Rounds were paired lap by lap
+// (see Compare), and the collector was held off during the laps (see
+// workload.Run). So measured, the scheduler's ratio to package time
+// moved by 2–5 % between back-to-back default runs on a 2-core machine
+// in most cells. Four runs gave the same verdict in all 25 cells at bands of ±2
+// to ±3 %. At ±5 % and ±7 %, cells whose ratio sits near 0.87 changed
+// their verdict. A band is a line, and a wider one only moves the line
+// into the ratios that are common.
 const Band = 0.025
 
-// Compare returns how a compares with b, and the ratio of a to b. Where
-// both cells ran the same laps (their Costs are as long, as the lab's
-// cells of one workload and size are), the ratio is the median of the
-// laps' ratios, round i of a over round i of b, which ran within
-// milliseconds of each other: a slow moment of the machine or a change
-// in what the other rounds left in the caches falls on both sides of
-// each ratio and cancels. Otherwise (memory, a cell cut short by its
-// budget) it is the ratio of the medians. Each side's range is its value
-// ± Band; two cells whose ranges overlap (ratio within 1−Band over
-// 1+Band and its inverse) are the Same, whatever their order. Both must
-// be OK.
+// Compare returns how a compares with b, and the ratio of a to b.
+//
+// Both cells may have run the same laps: their Costs are then as long,
+// as the lab's cells of one workload and size are. The ratio is then the
+// median of the laps' ratios, round i of a over round i of b. Round i of
+// a and round i of b ran within milliseconds of each other. So a slow
+// moment of the machine falls on both sides of each ratio and cancels.
+// So does a change in what the other rounds left in the caches.
+// Otherwise (memory, a cell cut short by its budget) it is the ratio of
+// the medians. Each side's range is its value ± Band; two cells whose
+// ranges overlap (ratio within 1−Band over 1+Band and its inverse) are
+// the Same, whatever their order. Both must be OK.
 func Compare(a, b workload.Result) (Order, float64) {
 	ratio := Ratio(a, b)
 	lo, hi := SameRatios()

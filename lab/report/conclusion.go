@@ -28,12 +28,15 @@ var uses = []use{
 const engine = "wheel"
 
 // Conclusion writes, for each use of timers, which structure to use at
-// each size the run measured and where the choice changes, computed from
-// the run's cells: the cheapest structure at each size and those the run
-// cannot tell from it (see rank), with its cost; what a winner costs
-// elsewhere when its steps grow as n or worse on a claimed workload, and
-// its caveat; and how far the engine is from the cheapest. It returns the
-// sentences it wrote.
+// each size the run measured and where the choice changes. It computes
+// that from the run's cells:
+//   - the cheapest structure at each size and those the run cannot tell
+//     from it (see rank), with its cost;
+//   - what a winner costs elsewhere when its steps grow as n or worse on
+//     a claimed workload, and its caveat;
+//   - how far the engine is from the cheapest.
+//
+// It returns the sentences it wrote.
 func Conclusion(w io.Writer, r *Results, l Layout) []string {
 	var lines []string
 	for _, u := range uses {

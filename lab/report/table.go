@@ -108,11 +108,16 @@ func (v view) growth(r *Results, contender string, k workload.Kind) string {
 	return r.Growth(contender, k).String()
 }
 
-// Tables writes the lab's tables: schedule, cancel and expire side by side
-// for every contender (the reference documents' table, measured), then
-// churn, refresh and far, then memory; under each, the steps of the same
-// workloads, counted; each value at each size, with the slope of the
-// time and the class of the steps beside them; then a legend.
+// Tables writes the lab's tables, in this order:
+//   - schedule, cancel and expire side by side for every contender (the
+//     reference documents' table, measured);
+//   - churn, refresh and far;
+//   - memory;
+//   - a legend.
+//
+// Under each table come the steps of the same workloads, counted. Each
+// value is given at each size, with the slope of the time and the class
+// of the steps beside them.
 func Tables(w io.Writer, r *Results, l Layout) {
 	first := true
 	for _, g := range groups {

@@ -10,10 +10,11 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// Verdict writes what the run found, computed from its results: for every
-// workload, which structure is the cheapest at each size and by how much
-// over the next one, or which are equal (see Compare);
-// then where the scheduler stands against package time, size by size.
+// Verdict writes what the run found, computed from its results. For
+// every workload, it says which structure is the cheapest at each size
+// and by how much over the next one, or which are equal (see Compare).
+// Then it says where the scheduler stands against package time, size by
+// size.
 // Package time and the scheduler are not structures: they pay a lock and
 // a clock read, and are compared with each other only.
 func Verdict(w io.Writer, r *Results, l Layout) {
@@ -133,8 +134,8 @@ func times(lo, hi float64) string {
 }
 
 // cheapest returns, size by size, the structure with the lowest median on
-// k, and those the run cannot tell from it, or by how much it is ahead of
-// the next one; "" if no size has a result.
+// k. With it come those the run cannot tell from it, or by how much it is
+// ahead of the next one. It returns "" if no size has a result.
 func cheapest(r *Results, structures []string, k workload.Kind, sizes []int) string {
 	var spans []span
 	var measured []int
@@ -180,9 +181,9 @@ type standing struct {
 	ahead float64  // how far the cheapest is ahead of the next: their paired ratio, above SameRatios' hi
 }
 
-// rank ranks cells by Compare: the cheapest is the cell no other is
-// Cheaper than (the lowest median, unless the laps' paired ratios put
-// another ahead of it), then come those the same as it, then the others
+// rank ranks cells by Compare. The cheapest is the cell no other is
+// Cheaper than: the lowest median, unless the laps' paired ratios put
+// another ahead of it. Then come those the same as it, then the others
 // by their medians.
 func rank(cells []workload.Result) standing {
 	cells = slices.Clone(cells)

@@ -12,9 +12,9 @@ import (
 var VersusSizes = []int{1e3, 1e5, 1e6}
 
 // Versus writes the scheduler against package time on the workloads of
-// DESIGN.md: W1 churn, W2 refresh, W4 bytes per timer, with the engine
-// alone (no lock, no clock) beside them, at the sizes of VersusSizes the
-// run measured. Each value is a median, ± half the width of the middle
+// DESIGN.md: W1 churn, W2 refresh, W4 bytes per timer. The engine alone
+// (no lock, no clock) stands beside them. It covers the sizes of
+// VersusSizes the run measured. Each value is a median, ± half the width of the middle
 // half of its rounds; the ratio is timewheel over time (below 1 is
 // better), or ≈ where Compare finds them the same. It writes nothing
 // unless the run measured both.

@@ -62,9 +62,9 @@ func (c Class) term(n float64) float64 {
 }
 
 // Fit is the growth class fitted to one contender's steps per operation
-// at the sizes counted: steps ≈ A + B·term(n), plus Shared/n for a
-// workload whose cost per timer includes work shared by all n (far: the
-// day's 86,400 clock steps). B and Shared are never negative; A may be,
+// at the sizes counted: steps ≈ A + B·term(n). A workload whose cost per
+// timer includes work shared by all n adds Shared/n (far: the day's
+// 86,400 clock steps). B and Shared are never negative; A may be,
 // a shift of the term (3·ln n − 5 is 3·ln(n/5)).
 type Fit struct {
 	Class  Class
@@ -74,34 +74,37 @@ type Fit struct {
 	// the fit is off by 2 % at a typical size.
 	Err    float64
 	Points int // sizes fitted
-	// Apart is a size the fit leaves out, or 0: the one size that no
-	// class explains with the others, when every class misses the full
-	// series by more than Tolerance and one fits it without that size.
+	// Apart is a size the fit leaves out, or 0. It is the one size that
+	// no class explains with the others. That happens when every class
+	// misses the full series by more than Tolerance and one fits it
+	// without that size.
 	Apart int
 }
 
 // Tolerance is how far off a fit may be and still explain the steps.
-// Steps are exact counts averaged over thousands of random operations,
-// but a small queue is not yet what a large one is (a heap of 100 is
-// too shallow for the sifts a heap of 10,000 makes, a burst of 1,000
-// stands beside the n), so a class that is right leaves residuals of a
-// few percent at the smallest sizes; a series whose O(log n) term adds
+// Steps are exact counts averaged over thousands of random operations.
+// But a small queue is not yet what a large one is. A heap of 100 is too
+// shallow for the sifts a heap of 10,000 makes, and a burst of 1,000
+// stands beside the n. So a class that is right leaves residuals of a
+// few percent at the smallest sizes. A series whose O(log n) term adds
 // less than a sixth over four decades reads as O(1).
 const (
 	Tolerance    = 0.05
 	PreferWithin = 1.5
 )
 
-// FitSteps returns the class of a contender's steps per operation: of
-// every class, the first (the slowest growing) whose fit is within
-// Tolerance, or within PreferWithin times the best fit's error; so a
-// flat series is O(1) even though an O(log n) line with a slope of
-// nearly zero fits it as well, and a series that bends is not called
-// flat because a flat line misses it by a few percent. If no class is
-// within Tolerance of every size but one is once a single size is left
-// out, that fit is taken, with the size in Apart: one size that stands
-// out from a series the others agree on (a queue whose deadlines begin
-// to repeat at a million timers) does not make a flat series O(n).
+// FitSteps returns the class of a contender's steps per operation. Of
+// every class, it takes the first (the slowest growing) whose fit is
+// within Tolerance, or within PreferWithin times the best fit's error.
+// So a flat series is O(1), even though an O(log n) line with a slope
+// of nearly zero fits it as well. And a series that bends is not called
+// flat because a flat line misses it by a few percent.
+//
+// If no class is within Tolerance of every size, but one is once a
+// single size is left out, that fit is taken, with the size in Apart.
+// One size that stands out from a series the others agree on does not
+// make a flat series O(n); an example is a queue whose deadlines begin
+// to repeat at a million timers.
 // shared adds the Shared/n term. Only results with status OK and a
 // positive value count; with fewer sizes than the model has terms plus
 // one, the class is Unknown.
@@ -174,7 +177,7 @@ func (f Fit) shows(ns []float64) int {
 }
 
 // fitClass fits A + B·term(n) (+ Shared/n) to the points by least squares
-// on relative residuals, B and Shared at least zero: it solves each
+// on relative residuals, B and Shared at least zero. It solves each
 // subset of the terms and keeps the best solution with none negative.
 // O(1) has no B, and its A is positive.
 func fitClass(c Class, ns, ys []float64, shared bool) Fit {

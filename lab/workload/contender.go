@@ -131,8 +131,8 @@ func (timeTimers) Cancel(t *time.Timer) bool                 { return t.Stop() }
 func (timeTimers) Reschedule(t *time.Timer, when int64) bool { return t.Reset(delay(when)) }
 
 // Close stops the pending timers, or they would wait in the runtime for
-// an hour, and yields: the runtime drops stopped timers from its heap when
-// it next schedules, and until then they are not garbage.
+// an hour, and yields. The runtime drops stopped timers from its heap
+// when it next schedules, and until then they are not garbage.
 func (timeTimers) Close(pending []*time.Timer) {
 	for _, t := range pending {
 		t.Stop()

@@ -4,11 +4,12 @@
 // [Queue], bound to its own handle type, which the compiler checks; package
 // lab registers each of its structures that way, one call each. Package
 // time and the scheduler are [Time] and [Scheduler]: their clocks are real,
-// so they offer schedule, cancel and reschedule, not a [queue.Queue]. It
-// measures each cell (contender, workload, size) with a time-boxed loop
-// under a budget, so that a structure whose cost explodes is reported over
-// budget instead of hanging the run, and it is what cmd/timerlab prints
-// and what the benchmarks of package lab run.
+// so they offer schedule, cancel and reschedule, not a [queue.Queue].
+//
+// It measures each cell (contender, workload, size) with a time-boxed
+// loop under a budget. A structure whose cost explodes is reported over
+// budget instead of hanging the run. Its results are what cmd/timerlab
+// prints and what the benchmarks of package lab run.
 //
 // One tick is one millisecond. Every workload but far keeps n timers
 // pending, due 10 to 60 seconds out (package time and the scheduler: an
@@ -31,19 +32,21 @@
 // contended.
 //
 // Run measures the cells of one workload and size together, in laps of
-// one round each, every contender's round in turn, until the rounds of
-// every cell have settled; each cell is the median of its rounds, timed
-// on the CPU clock of the lab's thread, the collector held off during the
-// laps (see Run). Budgets bound the time of filling a station, of each
-// cell and of each far cell; a cell over budget stops the contender's
-// larger sizes of that workload, and a fill or far cell whose time,
-// extrapolated from the two sizes before (a power law through them),
-// would be far over budget is not run.
+// one round each, every contender's round in turn. It stops when the
+// rounds of every cell have settled. Each cell is the median of its
+// rounds, timed on the CPU clock of the lab's thread. The collector is
+// held off during the laps (see Run).
 //
-// CountSteps counts, in a pass of its own after the timed rounds, the
-// steps each structure takes per operation of the same workloads: on
+// Budgets bound the time of filling a station, of each cell and of each
+// far cell. A cell over budget stops the contender's larger sizes of that
+// workload. A fill or far cell is not run if its time would be far over
+// budget, extrapolated from the two sizes before (a power law through
+// them).
+//
+// CountSteps counts the steps each structure takes per operation of the
+// same workloads, in a pass of its own after the timed rounds. It runs on
 // stations of queues made to count (see Steps and CountedQueue), filled
-// with the same seed, for a fixed number of operations, so that the
-// counts are the same in every run and on every machine. FitSteps fits
-// a growth class to them; FitGrowth fits the slope of the times.
+// with the same seed, for a fixed number of operations. So the counts
+// are the same in every run and on every machine. FitSteps fits a growth
+// class to them; FitGrowth fits the slope of the times.
 package workload

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// Growth is how a cost grows with n: the slope of log cost over log n,
-// fitted to the sizes measured by the median of the slopes between every
-// two of them (Theil and Sen's estimator). One size spoiled by a burst of
+// Growth is how a cost grows with n: the slope of log cost over log n.
+// It is fitted to the sizes measured by the median of the slopes between
+// every two of them (Theil and Sen's estimator). One size spoiled by a burst of
 // load moves a few of those slopes, not their median, where it would tilt
 // a least-squares line.
 type Growth struct {
@@ -42,15 +42,19 @@ func FitGrowth(rs []Result) Growth {
 	return Growth{Slope: med, Points: len(ps)}
 }
 
-// Name says what a slope of time over n shows, the algorithm being
-// told by the steps (see FitSteps): "falls" below −0.05 (a fixed cost
-// shared by more timers: far's 86,400 clock steps, memory's fixed part),
-// "flat" within ±0.05, "memory" below 0.6 (cache and TLB misses as the
-// timers outgrow the caches: from 1e2 to 1e6 they add up to 0.45 to a
-// step whose count does not grow, and a true O(log n) alone gives 0.12),
-// and from 0.6 "n^s", where the algorithm's own growth shows through;
-// "?" for fewer than two points. Two close slopes may get different
-// names from run to run; the steps' class may not (see FitSteps).
+// Name says what a slope of time over n shows. The steps tell the
+// algorithm (see FitSteps). The names are:
+//   - "falls" below −0.05: a fixed cost shared by more timers (far's
+//     86,400 clock steps, memory's fixed part);
+//   - "flat" within ±0.05;
+//   - "memory" below 0.6: cache and TLB misses as the timers outgrow the
+//     caches. From 1e2 to 1e6 they add up to 0.45 to a step whose count
+//     does not grow, and a true O(log n) alone gives 0.12;
+//   - "n^s" from 0.6, where the algorithm's own growth shows through;
+//   - "?" for fewer than two points.
+//
+// Two close slopes may get different names from run to run; the steps'
+// class may not (see FitSteps).
 func (g Growth) Name() string {
 	s := g.Slope
 	switch {

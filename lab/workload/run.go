@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Budget bounds the time the lab spends on each cell, so that a structure
-// whose cost explodes is reported over budget instead of hanging the run,
-// and says how much timed work a round of a cell is. Every duration is on
+// Budget bounds the time the lab spends on each cell. A structure whose
+// cost explodes is then reported over budget instead of hanging the run.
+// Budget also says how much timed work a round of a cell is. Every duration is on
 // the lab's clock, the CPU time of its thread where there is one (see
 // CPUClock): a busy machine makes a run longer, not a cell over budget.
 type Budget struct {
@@ -40,7 +40,7 @@ func DefaultBudget() Budget {
 const MinOps = 32
 
 // The rounds of a cell: at least MinRounds (far: MinFarRounds) once
-// calibrated, at most MaxRounds (MaxFarRounds), and no more once the
+// calibrated, at most MaxRounds (MaxFarRounds). No more are run once the
 // middle half of the rounds of every cell of its workload and size lies
 // within Settled of their medians, or once the cell's budget is spent.
 const (
@@ -137,9 +137,9 @@ func collect(cfg Config, unit func(Kind) string) (*[]Result, func(Result)) {
 
 // Run measures every cell of cfg and returns the results, sizes in
 // ascending order. At each size it fills a station of n timers for every
-// contender and measures each workload on all of them together, in laps:
+// contender. It measures each workload on all of them together, in laps:
 // one round of every contender, then the next lap, until every cell has
-// settled; the cells of one workload and size stop together, so round i
+// settled. The cells of one workload and size stop together. So round i
 // of each ran in the same lap, within milliseconds of the others, and
 // their rounds can be compared in pairs. Whatever else the machine does
 // at some moment falls on every contender alike, not on the one measured
@@ -147,11 +147,11 @@ func collect(cfg Config, unit func(Kind) string) (*[]Result, func(Result)) {
 // spoiled. Rounds are timed on the CPU clock of the thread Run locks
 // itself to, where there is one (see CPUClock), so that the time another
 // process has the core is not billed. The collector is held off during a
-// workload's laps and run after them, at the same point in every run:
-// when a collection fell among the rounds, its write barriers, assists
+// workload's laps and run after them, at the same point in every run.
+// When a collection fell among the rounds, its write barriers, assists
 // and the memory it handed back moved a cell's median by a tenth or
-// more from one run to the next (the collector's cost is the memory
-// workload's bytes, not the operations'). Memory is measured first,
+// more from one run to the next. The collector's cost is the memory
+// workload's bytes, not the operations'. Memory is measured first,
 // while a station is filled alone. Once a contender's cell is over
 // budget at some size, its cells of that workload at larger sizes are not
 // run.
@@ -234,9 +234,10 @@ type point struct {
 }
 
 // predict returns the time expected at size n from the last two points
-// measured before: the power law through them, time ∝ n^p, which
-// tells a cost that grows with n from one that does not; 0 if it cannot
-// tell (fewer than two points, or walls too short to mean anything).
+// measured before: the power law through them, time ∝ n^p. That tells a
+// cost that grows with n from one that does not. It returns 0 if it
+// cannot tell (fewer than two points, or walls too short to mean
+// anything).
 func predict(ps []point, n int) time.Duration {
 	if len(ps) < 2 {
 		return 0
@@ -249,7 +250,7 @@ func predict(ps []point, n int) time.Duration {
 }
 
 // powerLaw returns the value at n of the power law y ∝ x^p through
-// (x0, y0) and (x1, y1), p at least 0: a cost that falls with n is
+// (x0, y0) and (x1, y1), p at least 0. A cost that falls with n is
 // expected to stay where it is. It returns 0 if it cannot tell (x1 not
 // beyond x0, or a value not positive).
 func powerLaw(x0, y0, x1, y1, n float64) float64 {
@@ -261,9 +262,9 @@ func powerLaw(x0, y0, x1, y1, n float64) float64 {
 }
 
 // open fills a station of c with n timers for the workloads ks it
-// supports and returns it; nil if there is nothing to measure on it, if
-// it went over budget, or if ks is just memory, which it measures and
-// emits.
+// supports and returns it. It returns nil if there is nothing to measure
+// on it or if it went over budget. It also returns nil if ks is just
+// memory, which it measures and emits.
 func open(cfg Config, c Contender, n int, g *gate, ks []Kind, emit func(Result)) Station {
 	var live []Kind
 	for _, k := range ks {
@@ -325,10 +326,11 @@ type cell struct {
 // leave before the collector runs among them.
 const lapsGarbage = 4 << 30
 
-// measure runs workload k on the cells at size n: a calibration round
-// each, which also warms them up and is not counted, then laps of one
-// round each, every other lap in reverse order, until every cell has
-// settled or MaxRounds laps are done, and emits their results in order.
+// measure runs workload k on the cells at size n and emits their results
+// in order. Each cell gets a calibration round, which also warms it up
+// and is not counted. Then come laps of one round each, every other lap
+// in reverse order, until every cell has settled or MaxRounds laps are
+// done.
 // A cell that settles early goes on running with the others, so that
 // all of them cover the same laps; only one over its budget stops. The
 // collector is off meanwhile (see Run).

@@ -35,7 +35,7 @@ func (c Contender) Open(n int, seed uint64) (Station, float64) {
 
 // OpenCounted returns a station of c holding n pending timers, the
 // generator seeded with seed, on a queue that counts its steps into
-// steps; a Stopwatch whose StartTimer and StopTimer read steps counts
+// steps. A Stopwatch whose StartTimer and StopTimer read steps counts
 // what Run would time. It panics if c does not count its steps (see
 // Counts).
 func (c Contender) OpenCounted(n int, seed uint64, steps *Steps) Station {
@@ -262,9 +262,9 @@ func (s *station[H]) refresh(ops int, sw Stopwatch) int {
 // expire schedules bursts of timers due within the next 100 ticks, untimed,
 // and times the Expire that fires them, until ops have fired. Every 40
 // bursts (4 s of ticks) the pending timers are moved 10–60 s out again,
-// untimed, so that they never fall due and the clock never reaches a slot
-// that holds them: a hierarchical wheel would cascade them, and that is
-// the cost of time passing (the far workload's), not of the burst.
+// untimed. So they never fall due, and the clock never reaches a slot
+// that holds them. A hierarchical wheel would cascade them there. That
+// is the cost of time passing (the far workload's), not of the burst.
 func (s *station[H]) expire(ops int, sw Stopwatch) int {
 	fired := 0
 	for fired < ops {
@@ -301,8 +301,8 @@ func (b bound[H]) farWith(plan farPlan, n int, seed uint64, until stop, sw Stopw
 }
 
 // farOn schedules n timers from plan.from to plan.to ticks out on a new
-// queue and drives the clock plan.step ticks at a time until every one
-// has fired, timing it all, the queue's making included, with sw; it
+// queue. It drives the clock plan.step ticks at a time until every one
+// has fired. It times it all with sw, the queue's making included. It
 // reports false if until passed first.
 func farOn[H comparable](plan farPlan, newQueue func() queue.Queue[H], n int, seed uint64, until stop, sw Stopwatch) bool {
 	r := newRNG(seed)

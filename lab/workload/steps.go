@@ -53,19 +53,19 @@ type stepLimit struct {
 
 func (l stepLimit) passed() bool { return l.s.n > l.max }
 
-// StepBudget bounds the counting pass: a station whose filling counts
-// more steps than this, or a cell whose operations do, is over budget,
-// and so is one predicted to (a power law through the two sizes before).
+// StepBudget bounds the counting pass. A station whose filling counts
+// more steps than this is over budget, and so is a cell whose operations
+// do. So is one predicted to (a power law through the two sizes before).
 // The budget is in steps, not time, so that which cells are counted is
-// the same in every run, whatever the machine does; a step is a few
-// nanoseconds in the caches and up to a cache miss beyond them, so a
+// the same in every run, whatever the machine does. A step is a few
+// nanoseconds in the caches and up to a cache miss beyond them. So a
 // cell within budget takes at most a second or two.
 const StepBudget = 500_000_000
 
 // The counting pass does CountOps operations per cell (CountBursts
-// bursts of 1,000 timers for expire), after filling a station of its own
-// with the same seed as the timed rounds: enough that the average over
-// random picks moves by well under a percent.
+// bursts of 1,000 timers for expire). Before that it fills a station of
+// its own with the same seed as the timed rounds. That many operations
+// keep the average over random picks within well under a percent.
 const (
 	CountOps    = 8192
 	CountBursts = 4
@@ -133,15 +133,17 @@ func (c Contender) Counted(k Kind) bool { return c.Counts() && c.Supports(k) && 
 func CountCells(cfg Config) int { return cells(cfg, Contender.Counted) }
 
 // CountSteps counts the steps of every cell of cfg that counts them (see
-// Counted): at each size, for each contender in turn, it fills a station
-// of its own with n timers, on a queue made to count, runs each workload
-// for a fixed number of operations and reports the steps per operation
-// (per timer fired, per timer), then runs the far workload. Everything is
-// the same from run to run: the seeds, the operations, and which cells
-// are over StepBudget. Nothing is timed, so the contenders of a size are
-// counted side by side, on as many goroutines as GOMAXPROCS (each on a
-// queue of its own: steps do not depend on what else runs); the results
-// come in the contenders' order. The results' Wall says how long each
+// Counted). At each size, for each contender in turn, it fills a station
+// of its own with n timers, on a queue made to count. It runs each
+// workload for a fixed number of operations and reports the steps per
+// operation (per timer fired, per timer). Then it runs the far workload.
+// Everything is the same from run to run: the seeds, the operations, and
+// which cells are over StepBudget.
+//
+// Nothing is timed, so the contenders of a size are counted side by
+// side, on as many goroutines as GOMAXPROCS. Each runs on a queue of its
+// own: steps do not depend on what else runs. The results come in the
+// contenders' order. The results' Wall says how long each
 // took, its share of filling its station included. Progress, if set, is
 // called with each result, a size's all at once.
 func CountSteps(cfg Config) []Result {
@@ -191,10 +193,10 @@ type stepPoint struct {
 }
 
 // predictSteps returns the steps expected at size n from the last two
-// sizes counted before: the power law through them, or the straight
-// line through them if that is higher (a fixed cost plus one that grows
-// as n, far's on libco and rounds, bends a power law down); 0 if it
-// cannot tell.
+// sizes counted before. That is the power law through them, or the
+// straight line through them if that is higher. A fixed cost plus one
+// that grows as n bends a power law down; far's on libco and rounds is
+// one. It returns 0 if it cannot tell.
 func predictSteps(ps []stepPoint, n int) float64 {
 	if len(ps) < 2 {
 		return 0

@@ -1,32 +1,37 @@
-// Command timerlab measures every timer structure of the lab side by side:
-// schedule, cancel, expire, churn, refresh, far timers and memory per
-// pending timer, at sizes from 1e2 to 1e6 pending timers, for the
-// structures of package lab, the engine, package time and the scheduler;
-// then counts the steps each structure takes per operation of the same
-// workloads, fits a growth class to them and holds the reference
-// documents' claims to it. It prints the tables, writes log-log charts as
-// PNG and SVG and one self-contained HTML page of it all (report.html),
-// and reports its progress on standard error: a line redrawn in place on
-// a terminal, a line per workload and size otherwise.
+// Command timerlab measures every timer structure of the lab side by side.
+// The workloads are schedule, cancel, expire, churn, refresh, far timers
+// and memory per pending timer. The sizes run from 1e2 to 1e6 pending
+// timers. The contenders are the structures of package lab, the engine,
+// package time and the scheduler. Then it counts the steps each structure
+// takes per operation of the same workloads, fits a growth class to them
+// and holds the reference documents' claims to it.
+//
+// It prints the tables and writes log-log charts as PNG and SVG. It also
+// writes one self-contained HTML page of it all (report.html). It reports
+// its progress on standard error: a line redrawn in place on a terminal,
+// a line per workload and size otherwise.
 //
 // Usage:
 //
 //	go run ./lab/cmd/timerlab [-full] [-json] [-only heap,wheel,time] [-sizes 1e3,1e5] [-workloads churn,far] [-budget 1s] [-out DIR] [-repeat N]
 //
 // A run with no flags takes minutes and peaks near 2.9 GB of memory:
-// docs/lab.md has measured runs, and smaller ones. Every workload
-// and size is measured on all contenders in turn, round after round, and
-// each cell is the median of its rounds; the report says how busy the
-// machine was, prints ≈ where two cells are too close to tell apart, and
-// ends with a verdict per workload and a conclusion computed from the
-// run. Every cell is budgeted: a structure whose cost explodes is
-// reported over budget, and its larger sizes are not run.
+// docs/lab.md has measured runs, and smaller ones. Every workload and
+// size is measured on all contenders in turn, round after round. Each
+// cell is the median of its rounds. The report says how busy the machine
+// was and prints ≈ where two cells are too close to tell apart. It ends
+// with a verdict per workload and a conclusion computed from the run.
+// Every cell is budgeted: a structure whose cost explodes is reported
+// over budget, and its larger sizes are not run.
 //
-// With -repeat N it runs the lab N times back to back and, instead of the
-// tables, reports how far the runs agree: the scheduler's verdict against
-// package time in each run, every class of the steps in each run (which
-// must not differ: steps are exact), and how many changed. That is the
-// measure of how much one run can be trusted with.
+// With -repeat N it runs the lab N times back to back. Instead of the
+// tables, it then reports how far the runs agree:
+//   - the scheduler's verdict against package time in each run;
+//   - every class of the steps in each run, which must not differ, since
+//     steps are exact;
+//   - how many changed.
+//
+// That is the measure of how much one run can be trusted with.
 package main
 
 import (

@@ -14,13 +14,14 @@ import (
 	"github.com/timewheel/timewheel/lab/workload"
 )
 
-// progress tells the run's progress on stderr: on a terminal, one line
-// redrawn in place; elsewhere (a file, a pipe, CI) a line for each
-// workload and size when its last cell is in, and nothing in between.
-// Both say how much of the run is done and estimate the time left from
-// the time so far and the work left, each cell weighed by what cells of
-// its workload and size cost in a default run (see weight): cells are
-// not alike, the largest sizes and the expire workload cost most.
+// progress tells the run's progress on stderr. On a terminal it is one
+// line redrawn in place. Elsewhere (a file, a pipe, CI) it is a line for
+// each workload and size when its last cell is in, and nothing in
+// between. Both say how much of the run is done. Both estimate the time
+// left from the time so far and the work left. Each cell is weighed by
+// what cells of its workload and size cost in a default run (see
+// weight): cells are not alike, and the largest sizes and the expire
+// workload cost most.
 type progress struct {
 	w      io.Writer
 	tty    bool
@@ -174,10 +175,10 @@ func (p *progress) estimate(now time.Time) (time.Duration, bool) {
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }
 
 // weight returns what one cell of workload k at size n costs, in seconds
-// of a default run on two cores with one other core busy: the timed
-// rounds of all contenders of a workload and size, their share of the
-// station's filling, over the contenders; the counting pass's cells
-// likewise. Sizes between two measured ones are interpolated on log n,
+// of a default run on two cores with one other core busy. That is the
+// timed rounds of all contenders of a workload and size, plus their share
+// of the station's filling, divided by the number of contenders. The
+// counting pass's cells are weighed the same way. Sizes between two measured ones are interpolated on log n,
 // sizes beyond them extrapolated from the last two.
 func weight(steps bool, k workload.Kind, n int) float64 {
 	table := timedWeights
