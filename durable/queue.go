@@ -473,9 +473,9 @@ func (q *Queue) Close(ctx context.Context) error {
 	return q.closeWorkers(ctx)
 }
 
-// check refuses an operation on a zero or closed Queue, with a nil ctx,
-// or with a bad ID.
-func (q *Queue) check(ctx context.Context, op, id string) error {
+// usable panics on a Queue not made by New, and refuses op, on subject
+// (an ID or a kind), with a nil ctx or once the Queue is closed.
+func (q *Queue) usable(ctx context.Context, op, subject string) error {
 	if q == nil || q.rdb == nil {
 		panic(fmt.Sprintf("durable: %s on a Queue not made by New", op))
 	}
@@ -484,9 +484,20 @@ func (q *Queue) check(ctx context.Context, op, id string) error {
 	q.mu.Unlock()
 	switch {
 	case ctx == nil:
-		return fmt.Errorf("durable: %s %q: nil context", op, id)
+		return fmt.Errorf("durable: %s %q: nil context", op, subject)
 	case closed:
-		return fmt.Errorf("durable: %s %q: %w", op, id, ErrClosed)
+		return fmt.Errorf("durable: %s %q: %w", op, subject, ErrClosed)
+	}
+	return nil
+}
+
+// check refuses an operation on a zero or closed Queue, with a nil ctx,
+// or with a bad ID.
+func (q *Queue) check(ctx context.Context, op, id string) error {
+	if err := q.usable(ctx, op, id); err != nil {
+		return err
+	}
+	switch {
 	case id == "":
 		return fmt.Errorf("durable: %s: empty ID", op)
 	case len(id) > MaxIDLen:
@@ -498,19 +509,8 @@ func (q *Queue) check(ctx context.Context, op, id string) error {
 // checkOp refuses an operation on the queue or on a kind ("" for none)
 // as check does, and a bad kind.
 func (q *Queue) checkOp(ctx context.Context, op, kind string) error {
-	if q == nil || q.rdb == nil {
-		panic(fmt.Sprintf("durable: %s on a Queue not made by New", op))
-	}
-	q.mu.Lock()
-	closed := q.closed
-	q.mu.Unlock()
-	switch {
-	case ctx == nil:
-		return fmt.Errorf("durable: %s %q: nil context", op, kind)
-	case closed:
-		return fmt.Errorf("durable: %s %q: %w", op, kind, ErrClosed)
-	case kind == "":
-		return nil
+	if err := q.usable(ctx, op, kind); err != nil || kind == "" {
+		return err
 	}
 	return q.checkKind(op, kind, kind)
 }
