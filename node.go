@@ -48,7 +48,7 @@ type node struct {
 	owner  uintptr            // the address of the Timer or Ticker the user holds, to tell it from a copy (it does not keep it alive); 0 for After's
 	period int64              // a Ticker's period in nanoseconds, zero for a Timer; guarded by s.mu
 	next   int64              // a Ticker's grid point pending, nanoseconds since the wheel's epoch; guarded by s.mu
-	young  bool               // listed in s.nursery or s.survivors; guarded by s.mu
+	young  bool               // listed in s.nursery, s.survivors or s.promoting; guarded by s.mu
 }
 
 // youngBatch is how many young nodes a shard schedules between two
