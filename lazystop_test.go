@@ -126,7 +126,7 @@ func TestCopyStoppedOnAnotherProcessor(t *testing.T) {
 
 // TestStopRacesPromotion stops young channel timers from another
 // goroutine, usually on another processor (the lock-free Stop), while
-// collections end and promote them (weaken writes the node's channel
+// collections end and promote them (commitLocked writes the node's channel
 // fields under the shard's lock). Under -race, a Stop that read those
 // fields without the lock was reported (found by Go's TestStopResult).
 // And every Stop must return true: a collection during the call, once
