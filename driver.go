@@ -21,49 +21,75 @@ import (
 type driver struct {
 	w      *Wheel
 	mu     sync.Mutex
-	timer  clock.Timer // guarded by mu; nil until first set
-	armed  int64       // guarded by mu; tick the timer is set for, or notArmed
+	timer  clock.Timer  // guarded by mu; nil until first set
+	armed  atomic.Int64 // written under mu: tick the timer is set for, notArmed, or resetting; read without it by move
 	shards []*shard
 
 	wakeups, emptyWakeups atomic.Uint64 // for Stats
 }
 
+// resetting is driver.armed while resetLocked looks for the shards'
+// earliest wake: no tick, so that move's fast paths take the lock then.
+const resetting = notArmed - 1
+
 // move tells the driver a shard's wake moved from tick old to tick when
 // (either may be notArmed); ns is a clock reading no later than now. The
 // driver is set earlier if when is earlier than its tick. If it was set
 // for old, it is set for the shards' earliest, so it never wakes for
-// nothing. It is called with the shard's lock held (see shard).
+// nothing. It is called with the shard's lock held (see shard), after
+// the shard's armed was swapped from old to when.
+//
+// Two cases need no change, and take no lock, so that shards on several
+// processors do not queue for it:
+//   - a wake moved earlier, to no earlier than the driver's tick: it
+//     wakes by then, and sets itself for the shard's wake after;
+//   - a wake withdrawn or moved later, from later than the driver's tick:
+//     the driver is set for another shard's wake, which still stands.
+//
+// Both read armed after the shard's swap. A resetLocked that scanned the
+// shard before the swap stored resetting before its scan, so the read
+// sees resetting or what it stored after: either takes the lock. (Go's
+// atomics are sequentially consistent.) The driver's fire stores
+// notArmed before it scans, which fails both tests too.
 func (d *driver) move(old, when, ns int64) {
+	switch a := d.armed.Load(); {
+	case when < old && a <= when, when > old && a < old:
+		return // resetting and notArmed fail both tests: old and when cannot both be notArmed
+	}
 	d.mu.Lock()
-	switch {
-	case when < d.armed:
+	switch a := d.armed.Load(); {
+	case when < a:
 		d.setLocked(when, ns)
-	case old == d.armed && old != notArmed:
+	case old == a && old != notArmed:
 		d.resetLocked()
 	}
 	d.mu.Unlock()
 }
 
 // resetLocked sets the driver for the earliest tick any shard waits for,
-// or stops it if none does. O(shards).
+// or stops it if none does. O(shards). It stores resetting while it
+// looks (see move).
 func (d *driver) resetLocked() {
 	lockcheck.Held(&d.mu, "driver.resetLocked")
+	was := d.armed.Swap(resetting)
 	next := int64(notArmed)
 	for _, s := range d.shards {
 		next = min(next, s.armed.Load())
 	}
 	switch {
 	case next == notArmed:
-		d.armed = notArmed
+		d.armed.Store(notArmed)
 		d.timer.Stop() // made by New, so never nil
-	case next != d.armed:
+	case next != was:
 		d.setLocked(next, d.w.since())
+	default:
+		d.armed.Store(was)
 	}
 }
 
 func (d *driver) setLocked(when, ns int64) {
 	lockcheck.Held(&d.mu, "driver.setLocked")
-	d.armed = when
+	d.armed.Store(when)
 	sleep := ticks.Until(when, ns, d.w.tick)
 	d.timer.Reset(sleep)
 }
@@ -76,7 +102,7 @@ func (d *driver) setLocked(when, ns int64) {
 func (d *driver) fire() {
 	d.wakeups.Add(1)
 	d.mu.Lock()
-	d.armed = notArmed
+	d.armed.Store(notArmed)
 	d.mu.Unlock()
 	defer func() {
 		// Also when a callback panics through an inline executor: the

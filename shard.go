@@ -44,6 +44,9 @@ import (
 //   - The inbox's rings and the entries' deadline words: see the ground
 //     rules in inbox.go.
 //   - batch, out and spare belong to the goroutine that set firing.
+//   - driver.armed is atomic, written under driver.mu. driver.move reads
+//     it first without the lock, to skip the lock when nothing changes
+//     (see move).
 //   - The counters kept outside any lock are atomic: driver.wakeups and
 //     driver.emptyWakeups, Wheel.lazy.
 //

@@ -121,7 +121,8 @@ func New(opts ...Option) *Wheel {
 	for range cfg.shards {
 		w.shards = append(w.shards, newShard(w, rings))
 	}
-	w.driver = driver{w: w, armed: notArmed, shards: w.shards}
+	w.driver = driver{w: w, shards: w.shards}
+	w.driver.armed.Store(notArmed)
 	// The driver's one clock timer, made stopped, so that a Clock whose
 	// AfterFunc returns nil is refused here rather than losing every timer.
 	if w.driver.timer = w.clock.AfterFunc(math.MaxInt64, w.driver.fire); w.driver.timer == nil {
