@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/wheelhook"
 )
 
@@ -23,35 +24,46 @@ const (
 // timerCtx is a context done at a deadline on a wheel.
 //
 // A parent that can be canceled (its Done is not nil) gives it an inner
-// context, context.WithCancelCause(parent), which supplies Done and is
-// canceled synchronously with the parent. The timer and the CancelFunc
+// context, context.WithCancelCause(parent), through which package context
+// cancels it synchronously with the parent. The inner context is made
+// only when something can tell it is missing: the first Done, an
+// AfterFunc (a derived context), or the cause of a context the parent
+// finished. Until then Err reads the parent's Err, and a parent's cancel
+// has nothing to tell, so a context made and canceled without Done costs
+// no inner context (package context's WithTimeout pays the same
+// bookkeeping in its own child). Once made, the timer and the CancelFunc
 // cancel it too, with the right cause; Err translates the Canceled that
-// results from the timer into DeadlineExceeded. A parent that cannot be
-// canceled (Background, TODO, their values) gives it none: its Done is a
-// channel of its own, made when first asked for, as package context's.
-// That saves the inner context's two allocations in the common case.
+// results from the timer into DeadlineExceeded. Without an inner context
+// Done is a channel of its own, made when first asked for, as package
+// context's.
 //
 // Contexts derived from a timerCtx register with its AfterFunc (see
 // Value), so that the timer cancels them with DeadlineExceeded too.
 //
 // A timerCtx is safe for concurrent use.
 type timerCtx struct {
-	parent      context.Context
-	inner       context.Context // context.WithCancelCause(parent), if the parent can be canceled; else nil
-	cancelInner context.CancelCauseFunc
-	w           *timewheel.Wheel
-	deadline    time.Time
-	cause       error           // the cause of timing out: the caller's, or DeadlineExceeded
-	timer       timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
-	armed       bool            // timer was started; written before it, read by its callback and the CancelFunc
+	parent     context.Context
+	cancelable bool // the parent's Done is not nil: it can be canceled
+	w          *timewheel.Wheel
+	deadline   time.Time
+	cause      error           // the cause of timing out: the caller's, or DeadlineExceeded
+	timer      timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
+	armed      bool            // timer was started; written before it, read by its callback and the CancelFunc
 
-	how  atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
-	done atomic.Value  // chan struct{}, without inner: made by Done or finish, closed by finish
+	how   atomic.Uint32         // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
+	done  atomic.Value          // chan struct{}, without inner: made by Done or finish, closed by finish
+	inner atomic.Pointer[inner] // made under mu by innerLocked, if the parent can be canceled; never unset
 
 	mu       sync.Mutex
 	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
 	stop     func() bool             // guarded by mu; stops the AfterFunc on inner that serves after
 	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
+}
+
+// inner is a timerCtx's child of its parent (see timerCtx).
+type inner struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 type afterFunc struct{ f func() }
@@ -84,26 +96,40 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}
-	c := &timerCtx{parent: parent, w: w, deadline: d, cause: cause}
-	if parent.Done() != nil {
-		c.inner, c.cancelInner = context.WithCancelCause(parent)
-	}
+	c := &timerCtx{parent: parent, cancelable: parent.Done() != nil, w: w, deadline: d, cause: cause}
 	f := c.cancelOrExpire // one func is both the CancelFunc and the timer's callback
 	if dur := d.Sub(now); dur <= 0 {
 		c.finish(timedOut, cause) // the deadline has already passed
-	} else if c.innerErr() == nil { // else the parent is done already
+	} else if c.parentErr() == nil { // else the parent is done already
 		c.armed = true
 		wheelhook.AfterFuncAt(unsafe.Pointer(w), unsafe.Pointer(&c.timer), now, dur, f)
 	}
 	return c, f
 }
 
-// innerErr returns the inner context's Err, or nil if c has none.
-func (c *timerCtx) innerErr() error {
-	if c.inner == nil {
-		return nil
+// parentErr returns the inner context's Err, or the parent's while c
+// has no inner context; nil if the parent cannot be canceled.
+func (c *timerCtx) parentErr() error {
+	if in := c.inner.Load(); in != nil {
+		return in.ctx.Err()
 	}
-	return c.inner.Err()
+	if c.cancelable {
+		return c.parent.Err()
+	}
+	return nil
+}
+
+// innerLocked returns c's inner context, made now if it was not yet. The
+// parent must be one that can be canceled.
+func (c *timerCtx) innerLocked() *inner {
+	lockcheck.Held(&c.mu, "timerCtx.innerLocked")
+	in := c.inner.Load()
+	if in == nil {
+		in = new(inner)
+		in.ctx, in.cancel = context.WithCancelCause(c.parent)
+		c.inner.Store(in)
+	}
+	return in
 }
 
 // cancelOrExpire is both the CancelFunc and the wheel timer's callback,
@@ -131,7 +157,7 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	c.mu.Lock()
 	// Compare-and-swap, not a store: if Err has seen inner done by the
 	// parent meanwhile, it has fixed the answer (byParent), and it stands.
-	if c.innerErr() != nil || !c.how.CompareAndSwap(open, how) {
+	if c.parentErr() != nil || !c.how.CompareAndSwap(open, how) {
 		c.mu.Unlock()
 		return
 	}
@@ -139,8 +165,8 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	if c.stop != nil {
 		c.stop() // the funcs run here, not on a goroutine
 	}
-	if c.inner != nil {
-		c.cancelInner(cause)
+	if in := c.inner.Load(); in != nil {
+		in.cancel(cause)
 	} else if d, _ := c.done.Load().(chan struct{}); d != nil {
 		close(d)
 	} else {
@@ -154,22 +180,30 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	}
 }
 
-// Done returns a channel closed when the context is done. Without an
-// inner context it is made on the first call, as package context's.
+// Done returns a channel closed when the context is done: the inner
+// context's, made now, if the parent can be canceled and c is still open;
+// else one of c's own, made on the first call, as package context's.
 func (c *timerCtx) Done() <-chan struct{} {
-	if c.inner != nil {
-		return c.inner.Done()
+	if in := c.inner.Load(); in != nil {
+		return in.ctx.Done()
 	}
 	if d, _ := c.done.Load().(chan struct{}); d != nil {
 		return d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	d, _ := c.done.Load().(chan struct{})
-	if d == nil {
-		d = make(chan struct{})
-		c.done.Store(d)
+	if d, _ := c.done.Load().(chan struct{}); d != nil {
+		return d
 	}
+	if c.how.Load() != open {
+		c.done.Store(closedChan) // finished before anything asked
+		return closedChan
+	}
+	if c.cancelable {
+		return c.innerLocked().ctx.Done()
+	}
+	d := make(chan struct{})
+	c.done.Store(d)
 	return d
 }
 
@@ -180,29 +214,25 @@ func (c *timerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 // deadline has passed, Canceled once its CancelFunc was called, and the
 // parent's error if the parent was done first.
 func (c *timerCtx) Err() error {
-	if c.inner == nil {
-		// Only the timer and the CancelFunc finish it.
+	for {
 		switch c.how.Load() {
-		case open:
-			return nil
 		case timedOut:
 			return context.DeadlineExceeded
-		default:
+		case canceled:
 			return context.Canceled
+		case byParent:
+			return c.parent.Err()
 		}
+		if c.parentErr() == nil {
+			return nil
+		}
+		// Done: neither the timer nor the CancelFunc has claimed it yet,
+		// so the parent did. That answer is final, so Err never changes
+		// once it is not nil, even when the timer fires as the parent is
+		// canceled. (If one of them claimed it meanwhile, the loop reads
+		// its answer.)
+		c.how.CompareAndSwap(open, byParent)
 	}
-	err := c.inner.Err()
-	if err == nil {
-		return nil
-	}
-	// Done: if neither the timer nor the CancelFunc has claimed it yet,
-	// the parent did. That answer is final, so Err never changes once it
-	// is not nil, even when the timer fires as the parent is canceled.
-	c.how.CompareAndSwap(open, byParent)
-	if err == context.Canceled && c.how.Load() == timedOut {
-		return context.DeadlineExceeded
-	}
-	return err
 }
 
 // Value returns the parent's value for key, except for package context's
@@ -221,17 +251,19 @@ func (c *timerCtx) Value(key any) any {
 // or the CancelFunc answers inner, whose cause is right. A context that
 // timed out, or has no inner, answers a canceled context carrying the
 // cause, but not inner, whose Done is c's: a child attached to inner
-// would be told Canceled rather than DeadlineExceeded.
+// would be told Canceled rather than DeadlineExceeded. A context the
+// parent finished makes its inner context if it has none: package
+// context then finds the parent's cause as it does for its own children.
 func (c *timerCtx) cancelCtxValue() any {
 	if c.Err() == nil {
 		return neverCanceled
 	}
-	how := c.how.Load()
-	if how != timedOut && c.inner != nil {
-		return c.inner.Value(cancelCtxKey)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	how := c.how.Load()
+	if in := c.inner.Load(); how == byParent || how == canceled && in != nil {
+		return c.innerLocked().ctx.Value(cancelCtxKey)
+	}
 	if c.causeCtx == nil {
 		cause := c.cause
 		if how != timedOut {
@@ -257,7 +289,7 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 		panic("wheelctx: AfterFunc called with a nil func")
 	}
 	c.mu.Lock()
-	if c.how.Load() != open || c.innerErr() != nil {
+	if c.how.Load() != open || c.parentErr() != nil {
 		c.mu.Unlock()
 		go f()
 		return func() bool { return false }
@@ -267,8 +299,8 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 		c.after = make(map[*afterFunc]struct{})
 	}
 	c.after[a] = struct{}{}
-	if c.stop == nil && c.inner != nil {
-		c.stop = context.AfterFunc(c.inner, c.parentDone) // a parent that can be canceled
+	if c.stop == nil && c.cancelable {
+		c.stop = context.AfterFunc(c.innerLocked().ctx, c.parentDone)
 	}
 	c.mu.Unlock()
 	return func() bool {
