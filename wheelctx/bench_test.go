@@ -17,41 +17,61 @@ const benchTimeout = time.Minute
 // defer cancel(). pending is the number of other deadline contexts alive
 // meanwhile, made earlier with the same timeout (requests in flight);
 // parent is Background or a cancelable context (r.Context() in a
-// server). Package context runs as a
-// sub-benchmark in the same function:
+// server); use=done also waits on the context's Done once (a select
+// with its data ready, as code that passes the context on does), which
+// makes wheelctx's inner context on a cancelable parent. Package
+// context runs as a sub-benchmark in the same function:
 //
 //	go test -run '^$' -bench CreateCancel -count 6 ./wheelctx > ctx.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl ctx.txt
 func BenchmarkCreateCancel(b *testing.B) {
 	for _, pending := range []int{0, 1e5} {
 		for _, parent := range []string{"background", "cancelable"} {
-			for _, impl := range []string{"context", "wheelctx"} {
-				name := fmt.Sprintf("pending=%.0e/parent=%s/impl=%s", float64(pending), parent, impl)
-				b.Run(name, func(b *testing.B) {
-					w := timewheel.New()
-					defer w.Close()
-					withTimeout := context.WithTimeout
-					if impl == "wheelctx" {
-						withTimeout = wheelctx.On(w).WithTimeout
-					}
-					for range pending {
-						_, cancel := withTimeout(context.Background(), benchTimeout)
-						defer cancel()
-					}
-					p := context.Background()
-					if parent == "cancelable" {
-						var cancel context.CancelFunc
-						p, cancel = context.WithCancel(p)
-						defer cancel()
-					}
-					b.ReportAllocs()
-					for b.Loop() {
-						_, cancel := withTimeout(p, benchTimeout)
-						cancel()
-					}
-				})
+			for _, use := range []string{"none", "done"} {
+				for _, impl := range []string{"context", "wheelctx"} {
+					name := fmt.Sprintf("pending=%.0e/parent=%s/use=%s/impl=%s", float64(pending), parent, use, impl)
+					b.Run(name, func(b *testing.B) { createCancel(b, pending, parent, use, impl) })
+				}
 			}
 		}
+	}
+}
+
+// ready is a channel always ready to receive from.
+var ready = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// createCancel is one sub-benchmark of BenchmarkCreateCancel.
+func createCancel(b *testing.B, pending int, parent, use, impl string) {
+	w := timewheel.New()
+	defer w.Close()
+	withTimeout := context.WithTimeout
+	if impl == "wheelctx" {
+		withTimeout = wheelctx.On(w).WithTimeout
+	}
+	for range pending {
+		_, cancel := withTimeout(context.Background(), benchTimeout)
+		defer cancel()
+	}
+	p := context.Background()
+	if parent == "cancelable" {
+		var cancel context.CancelFunc
+		p, cancel = context.WithCancel(p)
+		defer cancel()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, cancel := withTimeout(p, benchTimeout)
+		if use == "done" {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+			}
+		}
+		cancel()
 	}
 }
 

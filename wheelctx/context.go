@@ -43,27 +43,26 @@ const (
 // A timerCtx is safe for concurrent use.
 type timerCtx struct {
 	parent     context.Context
-	cancelable bool // the parent's Done is not nil: it can be canceled
 	w          *timewheel.Wheel
 	deadline   time.Time
 	cause      error           // the cause of timing out: the caller's, or DeadlineExceeded
 	timer      timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
 	armed      bool            // timer was started; written before it, read by its callback and the CancelFunc
+	cancelable bool            // the parent's Done is not nil: it can be canceled
 
-	how   atomic.Uint32         // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
-	done  atomic.Value          // chan struct{}, without inner: made by Done or finish, closed by finish
-	inner atomic.Pointer[inner] // made under mu by innerLocked, if the parent can be canceled; never unset
+	// in is set once innerLocked, under mu, has made the inner context
+	// (inner and cancelInner), if the parent can be canceled. Whoever
+	// reads it true may read them without mu.
+	in          atomic.Bool
+	how         atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
+	inner       context.Context
+	cancelInner context.CancelCauseFunc
+	done        atomic.Value // chan struct{}, without inner: made by Done or finish, closed by finish
 
 	mu       sync.Mutex
 	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
 	stop     func() bool             // guarded by mu; stops the AfterFunc on inner that serves after
 	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
-}
-
-// inner is a timerCtx's child of its parent (see timerCtx).
-type inner struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
 }
 
 type afterFunc struct{ f func() }
@@ -110,8 +109,8 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 // parentErr returns the inner context's Err, or the parent's while c
 // has no inner context; nil if the parent cannot be canceled.
 func (c *timerCtx) parentErr() error {
-	if in := c.inner.Load(); in != nil {
-		return in.ctx.Err()
+	if c.in.Load() {
+		return c.inner.Err()
 	}
 	if c.cancelable {
 		return c.parent.Err()
@@ -121,15 +120,13 @@ func (c *timerCtx) parentErr() error {
 
 // innerLocked returns c's inner context, made now if it was not yet. The
 // parent must be one that can be canceled.
-func (c *timerCtx) innerLocked() *inner {
+func (c *timerCtx) innerLocked() context.Context {
 	lockcheck.Held(&c.mu, "timerCtx.innerLocked")
-	in := c.inner.Load()
-	if in == nil {
-		in = new(inner)
-		in.ctx, in.cancel = context.WithCancelCause(c.parent)
-		c.inner.Store(in)
+	if !c.in.Load() {
+		c.inner, c.cancelInner = context.WithCancelCause(c.parent)
+		c.in.Store(true)
 	}
-	return in
+	return c.inner
 }
 
 // cancelOrExpire is both the CancelFunc and the wheel timer's callback,
@@ -165,8 +162,8 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	if c.stop != nil {
 		c.stop() // the funcs run here, not on a goroutine
 	}
-	if in := c.inner.Load(); in != nil {
-		in.cancel(cause)
+	if c.in.Load() {
+		c.cancelInner(cause)
 	} else if d, _ := c.done.Load().(chan struct{}); d != nil {
 		close(d)
 	} else {
@@ -184,8 +181,8 @@ func (c *timerCtx) finish(how uint32, cause error) {
 // context's, made now, if the parent can be canceled and c is still open;
 // else one of c's own, made on the first call, as package context's.
 func (c *timerCtx) Done() <-chan struct{} {
-	if in := c.inner.Load(); in != nil {
-		return in.ctx.Done()
+	if c.in.Load() {
+		return c.inner.Done()
 	}
 	if d, _ := c.done.Load().(chan struct{}); d != nil {
 		return d
@@ -200,7 +197,7 @@ func (c *timerCtx) Done() <-chan struct{} {
 		return closedChan
 	}
 	if c.cancelable {
-		return c.innerLocked().ctx.Done()
+		return c.innerLocked().Done()
 	}
 	d := make(chan struct{})
 	c.done.Store(d)
@@ -261,8 +258,8 @@ func (c *timerCtx) cancelCtxValue() any {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	how := c.how.Load()
-	if in := c.inner.Load(); how == byParent || how == canceled && in != nil {
-		return c.innerLocked().ctx.Value(cancelCtxKey)
+	if how == byParent || how == canceled && c.in.Load() {
+		return c.innerLocked().Value(cancelCtxKey)
 	}
 	if c.causeCtx == nil {
 		cause := c.cause
@@ -300,7 +297,7 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	c.after[a] = struct{}{}
 	if c.stop == nil && c.cancelable {
-		c.stop = context.AfterFunc(c.innerLocked().ctx, c.parentDone)
+		c.stop = context.AfterFunc(c.innerLocked(), c.parentDone)
 	}
 	c.mu.Unlock()
 	return func() bool {

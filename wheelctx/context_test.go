@@ -67,9 +67,17 @@ type recorder struct {
 	start time.Time
 	now   func() time.Time
 	lines []string
+	// errFirst: note reads Err and Cause before it asks for Done, so
+	// that a wheelctx context is seen before it makes its inner context
+	// (see timerCtx).
+	errFirst bool
 }
 
 func (r *recorder) note(label string, ctx context.Context) {
+	var err, cause error
+	if r.errFirst {
+		err, cause = ctx.Err(), context.Cause(ctx)
+	}
 	done := false
 	select {
 	case <-ctx.Done():
@@ -81,9 +89,11 @@ func (r *recorder) note(label string, ctx context.Context) {
 	if ok {
 		deadline = dl.Sub(r.start).String()
 	}
-	err := ctx.Err()
+	if !r.errFirst {
+		err, cause = ctx.Err(), context.Cause(ctx)
+	}
 	r.lines = append(r.lines, fmt.Sprintf("t=%v %s: done=%v err=%v isDeadline=%v cause=%v deadline=%s",
-		r.now().Sub(r.start), label, done, err, errors.Is(err, context.DeadlineExceeded), context.Cause(ctx), deadline))
+		r.now().Sub(r.start), label, done, err, errors.Is(err, context.DeadlineExceeded), cause, deadline))
 }
 
 func (r *recorder) say(format string, args ...any) {
@@ -304,8 +314,15 @@ var scenarios = []struct {
 }
 
 // TestSideBySide runs every scenario on package context and on wheelctx
-// and requires identical observations.
+// and requires identical observations: once with Done asked for first,
+// and once with Err and Cause read first.
 func TestSideBySide(t *testing.T) {
+	for _, errFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("errFirst=%v", errFirst), func(t *testing.T) { sideBySide(t, errFirst) })
+	}
+}
+
+func sideBySide(t *testing.T, errFirst bool) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -314,7 +331,7 @@ func TestSideBySide(t *testing.T) {
 					if sc.realTime && m.name == "wheelctx/virtual" {
 						continue
 					}
-					r := &recorder{start: m.now(), now: m.now}
+					r := &recorder{start: m.now(), now: m.now, errFirst: errFirst}
 					sc.run(m, r)
 					if i == 0 {
 						want = r.lines
