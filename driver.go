@@ -32,29 +32,36 @@ type driver struct {
 // earliest wake: no tick, so that move's fast paths take the lock then.
 const resetting = notArmed - 1
 
-// move tells the driver a shard's wake moved from tick old to tick when
+// move tells the driver shard s's wake moved from tick old to tick when
 // (either may be notArmed); ns is a clock reading no later than now. The
 // driver is set earlier if when is earlier than its tick. If it was set
 // for old, it is set for the shards' earliest, so it never wakes for
 // nothing. It is called with the shard's lock held (see shard), after
 // the shard's armed was swapped from old to when.
 //
-// Two cases need no change, and take no lock, so that shards on several
+// Three cases need no change, and take no lock, so that shards on several
 // processors do not queue for it:
 //   - a wake moved earlier, to no earlier than the driver's tick: it
 //     wakes by then, and sets itself for the shard's wake after;
 //   - a wake withdrawn or moved later, from later than the driver's tick:
-//     the driver is set for another shard's wake, which still stands.
+//     the driver is set for another shard's wake, which still stands;
+//   - the same from the driver's tick, while another shard waits for it
+//     (or for an earlier one, which is setting the driver).
 //
-// Both read armed after the shard's swap. A resetLocked that scanned the
+// Each reads armed after the shard's swap. A resetLocked that scanned the
 // shard before the swap stored resetting before its scan, so the read
 // sees resetting or what it stored after: either takes the lock. (Go's
 // atomics are sequentially consistent.) The driver's fire stores
-// notArmed before it scans, which fails both tests too.
-func (d *driver) move(old, when, ns int64) {
+// notArmed before it scans, which fails every test too. Of two shards
+// that leave the driver's tick at once, each swaps its own armed before
+// it reads the other's, so at least one sees the other gone, and takes
+// the lock.
+func (d *driver) move(s *shard, old, when, ns int64) {
 	switch a := d.armed.Load(); {
 	case when < old && a <= when, when > old && a < old:
 		return // resetting and notArmed fail both tests: old and when cannot both be notArmed
+	case when > old && a == old && d.othersBy(s, a):
+		return
 	}
 	d.mu.Lock()
 	switch a := d.armed.Load(); {
@@ -64,6 +71,17 @@ func (d *driver) move(old, when, ns int64) {
 		d.resetLocked()
 	}
 	d.mu.Unlock()
+}
+
+// othersBy reports whether a shard other than s waits for tick a or an
+// earlier one. O(shards).
+func (d *driver) othersBy(s *shard, a int64) bool {
+	for _, o := range d.shards {
+		if o != s && o.armed.Load() <= a {
+			return true
+		}
+	}
+	return false
 }
 
 // resetLocked sets the driver for the earliest tick any shard waits for,

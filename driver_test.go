@@ -1,6 +1,7 @@
 package timewheel_test
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -123,78 +124,92 @@ func TestRealTimeClock(t *testing.T) {
 
 // TestDriverMovesFromShardsAtOnce starts and stops timers of random
 // deadlines from every processor at once, so that shards move their wakes
-// while others do and while the driver fires. The driver's move skips
-// its lock when nothing changes for it; a skip that raced a reset would
-// lose a shard's wake or delay it: a timer that fires late or never.
-// Every timer not stopped must fire within its tick (the bubble's clock
-// has no delay), none early, and none stays pending. (A wake kept for a wake
-// withdrawn would be empty, but this test's Stops from other processors
-// make empty wakes of their own: see Wheel.)
+// while others do, and, with firing set, while the driver fires. The
+// driver's move skips its lock when nothing changes for it; a skip that
+// raced a reset would lose a shard's wake or delay it, a timer that fires
+// late or never, or keep a withdrawn one, a wake with nothing due. Every
+// timer not stopped must fire within its tick (the bubble's clock has no
+// delay), none early, and none stays pending. Without firing, no wake
+// may be empty. (With it, a Stop from another processor while the shard
+// fires may cost one: see Wheel.)
 func TestDriverMovesFromShardsAtOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		w := timewheel.New()
-		defer w.Close()
-		start := time.Now()
-		var (
-			wg                     sync.WaitGroup
-			mu                     sync.Mutex
-			started, stopped, runs int
-			early, late            []time.Duration
-		)
-		for g := range 4 * runtime.GOMAXPROCS(0) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := uint64(g)*0x9e3779b97f4a7c15 + 1
-				next := func(n uint64) uint64 { // xorshift: no shared state
-					r ^= r << 13
-					r ^= r >> 7
-					r ^= r << 17
-					return r % n
-				}
-				var mine []*timewheel.Timer
-				for i := range 3000 {
-					d := time.Duration(next(40)+1) * time.Millisecond
-					at := time.Now().Add(d)
-					mine = append(mine, w.AfterFunc(d, func() {
-						mu.Lock()
-						defer mu.Unlock()
-						runs++
-						switch now := time.Now(); {
-						case now.Before(at):
-							early = append(early, at.Sub(now))
-						case now.Sub(at) > time.Millisecond: // the tick; the bubble's driver is never late
-							late = append(late, now.Sub(at))
-						}
-					}))
-					if k := next(uint64(len(mine))); next(2) == 0 && mine[k].Stop() {
+	for _, firing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("firing=%v", firing), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { movesFromShardsAtOnce(t, firing) })
+		})
+	}
+}
+
+func movesFromShardsAtOnce(t *testing.T, firing bool) {
+	w := timewheel.New()
+	defer w.Close()
+	start := time.Now()
+	var (
+		wg                     sync.WaitGroup
+		mu                     sync.Mutex
+		started, stopped, runs int
+		early, late            []time.Duration
+	)
+	for g := range 4 * runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := uint64(g)*0x9e3779b97f4a7c15 + 1
+			next := func(n uint64) uint64 { // xorshift: no shared state
+				r ^= r << 13
+				r ^= r >> 7
+				r ^= r << 17
+				return r % n
+			}
+			var alive []*timewheel.Timer // a few, so that ticks empty as they are stopped
+			for i := range 3000 {
+				d := time.Duration(next(60)+1) * time.Millisecond
+				at := time.Now().Add(d)
+				alive = append(alive, w.AfterFunc(d, func() {
+					mu.Lock()
+					defer mu.Unlock()
+					runs++
+					switch now := time.Now(); {
+					case now.Before(at):
+						early = append(early, at.Sub(now))
+					case now.Sub(at) > time.Millisecond: // the tick; the bubble's driver is never late
+						late = append(late, now.Sub(at))
+					}
+				}))
+				if len(alive) > 8 {
+					k := int(next(uint64(len(alive))))
+					if alive[k].Stop() {
 						mu.Lock()
 						stopped++
 						mu.Unlock()
 					}
-					if i%100 == 0 {
-						time.Sleep(time.Duration(next(3)) * time.Millisecond) // let the driver fire meanwhile
-					}
+					alive = slices.Delete(alive, k, k+1)
 				}
-				mu.Lock()
-				started += len(mine)
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
-		time.Sleep(time.Second) // past every deadline
-		synctest.Wait()
-		if runs+stopped != started {
-			t.Errorf("%d timers started, %d stopped, %d fired: %d lost", started, stopped, runs, started-stopped-runs)
-		}
-		if len(early) > 0 {
-			t.Errorf("%d timers early, by up to %v", len(early), slices.Max(early))
-		}
-		if len(late) > 0 {
-			t.Errorf("%d timers late by more than the tick, by up to %v", len(late), slices.Max(late))
-		}
-		if n := w.Len(); n != 0 {
-			t.Errorf("%v after the start: %d timers pending", time.Since(start), n)
-		}
-	})
+				if firing && i%100 == 0 {
+					time.Sleep(time.Duration(next(3)) * time.Millisecond) // let the driver fire meanwhile
+				}
+			}
+			mu.Lock()
+			started += 3000
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	time.Sleep(time.Second) // past every deadline
+	synctest.Wait()
+	if runs+stopped != started {
+		t.Errorf("%d timers started, %d stopped, %d fired: %d lost", started, stopped, runs, started-stopped-runs)
+	}
+	if len(early) > 0 {
+		t.Errorf("%d timers early, by up to %v", len(early), slices.Max(early))
+	}
+	if len(late) > 0 {
+		t.Errorf("%d timers late by more than the tick, by up to %v", len(late), slices.Max(late))
+	}
+	if n := w.Len(); n != 0 {
+		t.Errorf("%v after the start: %d timers pending", time.Since(start), n)
+	}
+	if st := w.Stats(); !firing && st.EmptyWakeups != 0 {
+		t.Errorf("%d of %d wakes empty", st.EmptyWakeups, st.Wakeups)
+	}
 }

@@ -217,14 +217,14 @@ func (s *shard) rearmLocked(ns int64) {
 // computed. An earlier reading only makes it wake later, never early.
 func (s *shard) armLocked(when, ns int64) {
 	lockcheck.Held(&s.mu, "shard.armLocked")
-	s.w.driver.move(s.armed.Swap(when), when, ns)
+	s.w.driver.move(s, s.armed.Swap(when), when, ns)
 }
 
 // disarmLocked withdraws the shard's wake.
 func (s *shard) disarmLocked() {
 	lockcheck.Held(&s.mu, "shard.disarmLocked")
 	if old := s.armed.Swap(notArmed); old != notArmed {
-		s.w.driver.move(old, notArmed, 0)
+		s.w.driver.move(s, old, notArmed, 0)
 	}
 }
 
