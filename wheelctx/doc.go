@@ -85,11 +85,17 @@
 //
 // # How
 //
-// Each context wraps a context.WithCancelCause of the parent, which gives
-// it synchronous cancellation by the parent and carries the cause. The
-// wheel timer cancels it with the caller's cause (or DeadlineExceeded),
-// and Err turns the resulting Canceled into DeadlineExceeded. So that
-// derived contexts also see DeadlineExceeded, the context keeps them to
-// itself, through the AfterFunc method that package context looks for on
-// a parent, rather than letting them attach to the inner context.
+// A context on a parent that can be canceled wraps a
+// context.WithCancelCause of the parent, which gives it synchronous
+// cancellation by the parent and carries the cause. It makes that inner
+// context when something could tell it is missing: the first Done, a
+// derived context, or the cause of a cancellation by the parent. Until
+// then Err reads the parent's Err, so a context made and canceled
+// without a Done costs no more on such a parent than on Background. The
+// wheel timer cancels the inner context with the caller's cause (or
+// DeadlineExceeded), and Err turns the resulting Canceled into
+// DeadlineExceeded. So that derived contexts also see DeadlineExceeded,
+// the context keeps them to itself, through the AfterFunc method that
+// package context looks for on a parent, rather than letting them attach
+// to the inner context.
 package wheelctx
