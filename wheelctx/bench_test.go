@@ -76,26 +76,34 @@ func createCancel(b *testing.B, pending int, parent, use, impl string) {
 }
 
 // BenchmarkCreateCancelParallel is BenchmarkCreateCancel from every
-// processor at once, on a cancelable parent per goroutine.
+// processor at once, on a cancelable parent per goroutine. With
+// pending=1e3 each goroutine first makes 1,000 contexts it cancels only
+// at the end (requests in flight), so the wheel is never empty.
 func BenchmarkCreateCancelParallel(b *testing.B) {
-	for _, impl := range []string{"context", "wheelctx"} {
-		b.Run("impl="+impl, func(b *testing.B) {
-			w := timewheel.New()
-			defer w.Close()
-			withTimeout := context.WithTimeout
-			if impl == "wheelctx" {
-				withTimeout = wheelctx.On(w).WithTimeout
-			}
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				p, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				for pb.Next() {
-					_, cancel := withTimeout(p, benchTimeout)
-					cancel()
+	for _, pending := range []int{0, 1e3} {
+		for _, impl := range []string{"context", "wheelctx"} {
+			b.Run(fmt.Sprintf("pending=%.0e/impl=%s", float64(pending), impl), func(b *testing.B) {
+				w := timewheel.New()
+				defer w.Close()
+				withTimeout := context.WithTimeout
+				if impl == "wheelctx" {
+					withTimeout = wheelctx.On(w).WithTimeout
 				}
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					p, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					for range pending {
+						_, cancel := withTimeout(p, benchTimeout)
+						defer cancel()
+					}
+					for pb.Next() {
+						_, cancel := withTimeout(p, benchTimeout)
+						cancel()
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
