@@ -18,7 +18,7 @@ const MaxShards = 256
 // A job lives in shard FNV-1a(ID) mod k: Schedule, Reschedule, Cancel
 // and Lookup still cost one round trip, to that shard's primary; Pause,
 // Resume and Paused cost one per shard. A Queue with handlers runs a
-// worker per shard (three goroutines and a subscription each), each with
+// worker per shard (four goroutines and a subscription each), each with
 // an even share of WithConcurrency's handlers (at least one), so that the
 // claims for a job go to its shard alone (see docs/durable.md, "Running
 // on a Redis Cluster").

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -37,9 +38,10 @@ const (
 //
 // # Ground rules
 //
-// Three goroutines of its own: claimLoop (the only one that claims),
-// listen (the subscription: its inbox and the queue's channel) and
-// ackLoop (acks, renewals), plus one per started attempt, at most conc,
+// Four goroutines of its own: claimLoop (the only one that claims),
+// listen (the subscription: its inbox and the queue's channel), ackLoop
+// (acks) and renewLoop (renewals, apart so that an ack waiting for the
+// replicas never holds up a lease), plus one per started attempt, at most conc,
 // its shard's share of cfg.concurrency (inHandler counts them). held are
 // the attempts leased ahead, each with a wheel timer at its due time, and
 // those that came due
@@ -69,7 +71,7 @@ type worker struct {
 	kick     chan struct{} // capacity 1: claim now
 	acks     chan *attempt // finished attempts to delete
 	renewNow chan struct{} // capacity 1: renew (and check) the leases now
-	ackEnd   chan struct{} // closed by close once no handler runs: ackLoop flushes and returns
+	ackEnd   chan struct{} // closed by close once no handler runs: ackLoop flushes and returns, renewLoop returns
 
 	loops    sync.WaitGroup // claimLoop, listen
 	handlers sync.WaitGroup
@@ -179,8 +181,9 @@ func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc i
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
-	w.acker.Add(1)
+	w.acker.Add(2)
 	go w.ackLoop()
+	go w.renewLoop()
 	w.kick <- struct{}{}
 	return w
 }
@@ -730,7 +733,7 @@ func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) er
 	w.br.record(err, timedOut)
 	w.mu.Lock()
 	wasDown := w.down
-	w.down = err != nil
+	w.down = err != nil && !errors.Is(err, ErrNotReplicated) // the primary answered
 	w.mu.Unlock()
 	if err != nil {
 		w.q.stats.errors.Add(1)
@@ -881,12 +884,11 @@ func (w *worker) pauseKind(kind string) {
 }
 
 // ackLoop deletes finished jobs, many a call (an ack waits up to
-// ackLinger for others), and renews the leases held every third of the
-// lease, until ackEnd.
+// ackLinger for others), until ackEnd. WithReplicated, each call waits
+// for the replicas too: renewLoop, on its own goroutine, goes on renewing
+// the leases meanwhile.
 func (w *worker) ackLoop() {
 	defer w.acker.Done()
-	renew := w.wheel.NewTicker(w.q.cfg.lease / 3)
-	defer renew.Stop()
 	var batch []*attempt
 	var linger *timewheel.Timer
 	var lingerC <-chan time.Time
@@ -912,10 +914,6 @@ func (w *worker) ackLoop() {
 		case <-lingerC:
 			linger, lingerC = nil, nil
 			flush()
-		case <-renew.C:
-			w.renew()
-		case <-w.renewNow:
-			w.renew()
 		case <-w.ackEnd:
 			if linger != nil {
 				linger.Stop()
@@ -937,8 +935,28 @@ func (w *worker) ackLoop() {
 	}
 }
 
+// renewLoop renews the leases held every third of the lease, and when
+// asked (renewNow), until ackEnd.
+func (w *worker) renewLoop() {
+	defer w.acker.Done()
+	renew := w.wheel.NewTicker(w.q.cfg.lease / 3)
+	defer renew.Stop()
+	for {
+		select {
+		case <-renew.C:
+			w.renew()
+		case <-w.renewNow:
+			w.renew()
+		case <-w.ackEnd:
+			return
+		}
+	}
+}
+
 // ack deletes the jobs of batch from the store, and reports whether the
-// call succeeded.
+// call succeeded. WithReplicated, it waits for the replicas (Queue.eval):
+// a shortfall is counted and reported as a failed call, but the primary
+// made the change, so the batch counts as done.
 func (w *worker) ack(batch []*attempt) bool {
 	args := make([]any, 0, 1+2*len(batch))
 	args = append(args, w.k.prefix)
@@ -947,10 +965,10 @@ func (w *worker) ack(batch []*attempt) bool {
 	}
 	var lost, gone map[string]bool
 	err := w.call("ack", len(batch), func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(ackScript.Run(ctx, w.q.rdb, w.k.all, args...))
+		lost, gone, err = lostGone(w.q.eval(ctx, ackScript, w.k.all, args...))
 		return err
 	})
-	if err != nil {
+	if err != nil && lost == nil {
 		return false
 	}
 	for _, a := range batch {
@@ -968,10 +986,15 @@ func (w *worker) ack(batch []*attempt) bool {
 }
 
 // lostGone parses the {lost, gone} reply of ackScript and renewScript.
+// After a shortfall (ErrNotReplicated) the script ran: it returns the
+// sets with the error.
 func lostGone(cmd *redis.Cmd) (lost, gone map[string]bool, err error) {
 	v, err := cmd.Slice()
 	if err != nil {
-		return nil, nil, err
+		if !errors.Is(err, ErrNotReplicated) {
+			return nil, nil, err
+		}
+		v, _ = cmd.Val().([]any)
 	}
 	sets := [2]map[string]bool{{}, {}}
 	for i := range min(len(v), 2) {
@@ -981,7 +1004,7 @@ func lostGone(cmd *redis.Cmd) (lost, gone map[string]bool, err error) {
 			sets[i][s] = true
 		}
 	}
-	return sets[0], sets[1], nil
+	return sets[0], sets[1], err
 }
 
 // pause waits d on the wheel, and reports false if ackEnd came first.
