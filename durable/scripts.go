@@ -130,14 +130,39 @@ end
 end
 `
 	// notify tells one live worker other than except that a job is due at
-	// s, if s is within hz of now.
+	// s, if s is within hz of now, or if it is the first of :due: a job
+	// before it has a worker's claim armed for it (see luaBeyond), which
+	// finds this one.
 	luaNotify = `local function notify(now, pick, s, hz, except)
-  if s > now + hz then return end
+  if s > now + hz and redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. fmt(s)) > 0 then return end
   local ws = redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')
   local live = {}
   for _, w in ipairs(ws) do if w ~= except then live[#live + 1] = w end end
   if #live == 0 then return end
   spublish(prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
+end
+`
+	// beyond returns when to claim the first job of :due scored past
+	// now+hz: half hz before its score, so that the claim then leases
+	// it and the jobs of the half horizon after it (-1 if none). A lease
+	// there ends later: the claim is early, never late.
+	luaBeyond = `local function beyond(now, hz)
+  local z = redis.call('ZRANGE', KEYS[1], '(' .. fmt(now + hz), '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+  if #z == 0 then return -1 end
+  return tonumber(z[2]) - math.floor(hz / 2)
+end
+`
+	// firstclaim returns when to claim the first job of :due: at its score
+	// if a live lease holds it (it is claimable once the lease ends), else
+	// half hz before it, as beyond; -1 if there is none, or the queue is
+	// paused.
+	luaFirst = `local function firstclaim(now, hz)
+  if redis.call('SISMEMBER', KEYS[5], '') == 1 then return -1 end
+  local z = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if #z == 0 then return -1 end
+  local s = tonumber(z[2])
+  if s > now and holder(redis.call('HGET', KEYS[3], z[1])) then return s end
+  return s - math.floor(hz / 2)
 end
 `
 	// unpark moves up to n jobs of kind from its park set back to :due,
@@ -225,28 +250,36 @@ return 1
 // instead; with the whole queue paused, nothing is leased. The worker
 // counts as live for ttl more.
 //
-// It returns {now, left, paused, id, due, attempt, blob, ...}: the
+// It returns {now, left, paused, wake, id, due, attempt, blob, ...}: the
 // server's time; the score of the first job within hz it left (-1 if it
 // saw none: there may be more when it leased limit, or scanned 2*limit
-// candidates mostly set aside); the paused kinds; and each leased job with its due time
-// (its score before the claim), its attempt number (1 for the first) and
-// its blob. It reads and writes all the jobs with one command per key,
-// not one per job.
+// candidates mostly set aside); the paused kinds; when to claim next for
+// what it could not take (-1: nothing), the earliest of the end of a live
+// lease it saw, the time the first job past hz comes within it, and now
+// if jobs are still parked; and each leased job with its due time (its
+// score before the claim), its attempt number (1 for the first) and its
+// blob. It reads and writes all the jobs with one command per key, not
+// one per job.
 // ARGV: prefix, limit, lease µs, worker, hz µs, ttl µs.
 var claimScript = script(`
 local now = clock()
-local limit, lease, worker = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local limit, lease, worker, hz = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. fmt(now))
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[6])), worker)
 local paused = redis.call('SMEMBERS', KEYS[5])
-local out = {now, -1, paused}
+local out = {now, -1, paused, -1}
 local pk = {}
 for _, k in ipairs(paused) do pk[k] = true end
 if pk[''] then return out end
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  if not pk[k] then unpark(k, 100) end
+local wake = beyond(now, hz)
+local function soon(t)
+  if wake < 0 or t < wake then wake = t end
 end
-local cand = redis.call('ZRANGE', KEYS[1], '-inf', fmt(now + tonumber(ARGV[5])), 'BYSCORE', 'LIMIT', 0, 2 * limit, 'WITHSCORES')
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not pk[k] and unpark(k, 100) > 0 then soon(now) end
+end
+local cand = redis.call('ZRANGE', KEYS[1], '-inf', fmt(now + hz), 'BYSCORE', 'LIMIT', 0, 2 * limit, 'WITHSCORES')
+out[4] = wake
 if #cand == 0 then return out end
 local ids = {}
 for i = 1, #cand, 2 do ids[#ids + 1] = cand[i] end
@@ -262,7 +295,8 @@ for k, id in ipairs(ids) do
   if not b then
     gone[#gone + 1] = id
   elseif w and s > now then
-    skipped = skipped + 1 -- held by a live lease
+    skipped = skipped + 1 -- held by a live lease: claimable once it ends
+    soon(s)
   elseif #paused > 0 and pk[kindof(b)] then
     local kind = kindof(b)
     if not park[kind] then park[kind] = {} end
@@ -291,6 +325,9 @@ end
 -- A window full of jobs set aside, or gone, says to claim again; one
 -- full of live leases (late renewals) would say so again at once.
 if not full and #ids == 2 * limit and 2 * skipped < #ids then out[2] = tonumber(cand[#cand]) end
+-- Past a full window, more may come within reach before the wake.
+if #ids == 2 * limit and tonumber(cand[#cand]) > now then soon(tonumber(cand[#cand])) end
+out[4] = wake
 if #zadd > 0 then
   redis.call('ZADD', KEYS[1], unpack(zadd))
   redis.call('HSET', KEYS[3], unpack(hset))
@@ -304,7 +341,7 @@ if #rem > 0 then
   end
 end
 return out
-`, luaKind, luaHolder, luaUnpark)
+`, luaKind, luaHolder, luaUnpark, luaBeyond)
 
 // ackScript deletes the jobs whose lease each token still holds, and
 // returns {lost, gone}: the IDs of the others, those whose job exists
@@ -338,15 +375,17 @@ return {lost, gone}
 
 // renewScript moves the leases the tokens still hold to at least
 // now+lease (a job leased ahead keeps the later end it has), counts the
-// worker live for ttl more, and returns {lost, gone} of the others, as
-// ackScript does.
-// ARGV: prefix, lease µs, worker, ttl µs, id, token, id, token, ...
+// worker live for ttl more, and returns {lost, gone, wake}: the others,
+// as ackScript does, and when to claim the first job of :due (-1 if
+// none): so a worker that sends no claim still hears of a lease that ran
+// out, or of a job no message announced.
+// ARGV: prefix, lease µs, worker, ttl µs, hz µs, id, token, id, token, ...
 var renewScript = script(`
 local now = clock()
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[4])), ARGV[3])
 local dl = fmt(now + tonumber(ARGV[2]))
 local lost, gone = {}, {}
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   if redis.call('HGET', KEYS[3], ARGV[i]) == ARGV[i + 1] then
     redis.call('ZADD', KEYS[1], 'XX', 'GT', dl, ARGV[i])
   elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
@@ -355,8 +394,8 @@ for i = 5, #ARGV, 2 do
     gone[#gone + 1] = ARGV[i]
   end
 end
-return {lost, gone}
-`)
+return {lost, gone, firstclaim(now, tonumber(ARGV[5]))}
+`, luaHolder, luaFirst)
 
 // failScript ends a leased attempt that failed: the job is due again
 // after backoff (it returns that time, in µs), or dead with its error

@@ -90,6 +90,7 @@ type worker struct {
 	more      bool                // a job no worker holds is due within reach: at next
 	next      int64               // µs on the server's clock; -1 if none known
 	note      int64               // the earliest due time told since the claim in flight began; -1 if none
+	later     int64               // µs on the server's clock: when to claim for what the last claim (or a renewal since) saw out of reach; -1 if nothing
 	pollAt    time.Time           // when to claim without news
 	paused    map[string]bool     // as the last claim or message said
 	clk       clockMap            // Redis's clock against the wheel's
@@ -171,11 +172,12 @@ func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc i
 		paused:   map[string]bool{},
 		next:     -1,
 		note:     -1,
+		later:    -1,
 	}
 	w.hz = min(horizon*time.Microsecond, c.lease/2)
-	w.poll = min(c.poll, w.hz/2)
+	w.poll = c.poll * time.Duration(len(q.shards)) // a replica's workers claim without news once a poll between them
 	w.urgent = min(urgent, w.hz/4)
-	w.ttl = 2*max(w.poll*6/5, c.lease/3) + 500*time.Millisecond
+	w.ttl = 2*c.lease/3 + 500*time.Millisecond // two renewals
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.sub = subscribe(q.rdb, k.ev, w.inbox)
 	w.loops.Add(2)
@@ -245,7 +247,8 @@ func (w *worker) claimRound() {
 
 // claim leases up to n jobs due within the horizon, and returns them, the
 // due time of the first it left (-1 if none), and the paused kinds. It
-// also maps Redis's clock onto the wheel's.
+// also maps Redis's clock onto the wheel's, and notes when to claim next
+// for what it could not take (later).
 func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	c := &w.q.cfg
 	var v []any
@@ -261,6 +264,7 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	}
 	now, _ := v[0].(int64)
 	left, _ := v[1].(int64)
+	later, _ := v[3].(int64)
 	var paused []string
 	if p, ok := v[2].([]any); ok {
 		for _, k := range p {
@@ -270,9 +274,10 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	}
 	w.mu.Lock()
 	w.clk.measure(now, local)
+	w.later = later
 	w.mu.Unlock()
 	var jobs []*attempt
-	for i := 3; i+3 < len(v); i += 4 {
+	for i := 4; i+3 < len(v); i += 4 {
 		id, _ := v[i].(string)
 		due, _ := v[i+1].(string)
 		at, _ := v[i+2].(int64)
@@ -353,6 +358,9 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 		return true, time.Time{}
 	}
 	at := w.pollAt
+	if w.later >= 0 {
+		at = minTime(at, w.localLocked(w.later))
+	}
 	if w.more {
 		t := w.localLocked(w.next)
 		if !t.After(now.Add(w.hz)) {
@@ -361,7 +369,7 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 			}
 			at = minTime(at, t.Add(-w.urgent))
 		} else {
-			at = minTime(at, t.Add(-w.hz))
+			at = minTime(at, t.Add(-w.hz/2)) // as the claim's later: the jobs of half a horizon in one claim
 		}
 	}
 	if !at.After(now) {
@@ -1028,8 +1036,8 @@ func (w *worker) renew() {
 	if w.stopping {
 		ttl = 0 // close took it off the live workers
 	}
-	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
-	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
+	args := make([]any, 0, 5+2*(len(w.running)+len(w.held)))
+	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds(), w.hz.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
@@ -1038,8 +1046,14 @@ func (w *worker) renew() {
 	}
 	w.mu.Unlock()
 	var lost, gone map[string]bool
-	err := w.call("renew", (len(args)-4)/2, func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(renewScript.Run(ctx, w.q.rdb, w.k.all, args...))
+	later := int64(-1)
+	err := w.call("renew", (len(args)-5)/2, func(ctx context.Context) (err error) {
+		cmd := renewScript.Run(ctx, w.q.rdb, w.k.all, args...)
+		if lost, gone, err = lostGone(cmd); err == nil {
+			if v, _ := cmd.Val().([]any); len(v) > 2 {
+				later, _ = v[2].(int64)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -1047,6 +1061,9 @@ func (w *worker) renew() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if later >= 0 && (w.later < 0 || later < w.later) {
+		w.later = later
+	}
 	for _, set := range []map[string]bool{lost, gone} {
 		for id := range set {
 			canceled := gone[id]
