@@ -58,8 +58,9 @@ import (
 // time in µs has 16.
 
 // horizon is how far ahead of its due time a job is leased at the most,
-// and so how soon a job must be due for Schedule to tell a worker of it:
-// one a worker's periodic claims would find too late.
+// and so how soon a job must be due for Schedule to tell a worker of it
+// whatever else :due holds: one no worker's armed claim would find in
+// time.
 const horizon = 2_000_000 // µs
 
 // A keyset names the keys of one prefix, in the order every script takes
@@ -250,16 +251,21 @@ return 1
 // instead; with the whole queue paused, nothing is leased. The worker
 // counts as live for ttl more.
 //
-// It returns {now, left, paused, wake, id, due, attempt, blob, ...}: the
-// server's time; the score of the first job within hz it left (-1 if it
-// saw none: there may be more when it leased limit, or scanned 2*limit
-// candidates mostly set aside); the paused kinds; when to claim next for
-// what it could not take (-1: nothing), the earliest of the end of a live
-// lease it saw, the time the first job past hz comes within it, and now
-// if jobs are still parked; and each leased job with its due time (its
-// score before the claim), its attempt number (1 for the first) and its
-// blob. It reads and writes all the jobs with one command per key, not
-// one per job.
+// It returns {now, left, paused, wake, id, due, attempt, blob, ...}:
+//   - now: the server's time;
+//   - left: the score of the first job within hz it left, -1 if it saw
+//     none (there may be more when it leased limit, or scanned 2*limit
+//     candidates mostly set aside);
+//   - paused: the paused kinds;
+//   - wake: when to claim next for what it could not take, -1 for
+//     nothing. It is the earliest of: the end of a live lease it saw; the
+//     time the first job past hz comes within reach (luaBeyond); now, if
+//     jobs are still parked;
+//   - then each leased job: its ID, its due time (its score before the
+//     claim), its attempt number (1 for the first) and its blob.
+//
+// It reads and writes all the jobs with one command per key, not one per
+// job.
 // ARGV: prefix, limit, lease µs, worker, hz µs, ttl µs.
 var claimScript = script(`
 local now = clock()

@@ -90,9 +90,8 @@ func TestShards(t *testing.T) {
 				rdb.SMembers(ctx, p+"paused").Val(), rdb.SMembers(ctx, p+"parked").Val(), rdb.ZRangeWithScores(ctx, p+"due", 0, 3).Val())
 		}
 	}
-	// The claims that carry jobs go to the jobs' shards; each shard's
-	// worker also claims once a poll (a second) to find the jobs that
-	// entered its horizon, so the idle claims grow with the shards.
+	// The claims that carry jobs go to the jobs' shards: each shard's
+	// worker claims for its own.
 	t.Logf("claims for 300 jobs by 3 replicas: %d with 1 shard, %d with 3", claims[1], claims[3])
 }
 
