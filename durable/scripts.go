@@ -132,7 +132,7 @@ end
 `
 	// notify tells one live worker other than except that a job is due at
 	// s, if s is within hz of now, or if it is the first of :due: a job
-	// before it has a worker's claim armed for it (see luaBeyond), which
+	// before it has a worker's claim armed for it (see luaNext), which
 	// finds this one.
 	luaNotify = `local function notify(now, pick, s, hz, except)
   if s > now + hz and redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. fmt(s)) > 0 then return end
@@ -143,27 +143,32 @@ end
   spublish(prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
 end
 `
-	// beyond returns when to claim the first job of :due scored past
-	// now+hz: half hz before its score, so that the claim then leases
-	// it and the jobs of the half horizon after it (-1 if none). A lease
-	// there ends later: the claim is early, never late.
-	luaBeyond = `local function beyond(now, hz)
-  local z = redis.call('ZRANGE', KEYS[1], '(' .. fmt(now + hz), '+inf', 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+	// nextclaim returns when worker should claim next for the first jobs
+	// of :due scored after from: hz/2 before the score of a job no live
+	// lease holds (so that the claim then leases half a horizon of jobs
+	// at once), the end of another worker's live lease; -1 if none. It
+	// skips worker's own leases, and reads 8 jobs at most: past them, it
+	// takes the last's score as a job's (early, never late).
+	luaNext = `local function nextclaim(from, now, hz, worker)
+  local z = redis.call('ZRANGE', KEYS[1], from, '+inf', 'BYSCORE', 'LIMIT', 0, 8, 'WITHSCORES')
   if #z == 0 then return -1 end
-  return tonumber(z[2]) - math.floor(hz / 2)
-end
-`
-	// firstclaim returns when to claim the first job of :due: at its score
-	// if a live lease holds it (it is claimable once the lease ends), else
-	// half hz before it, as beyond; -1 if there is none, or the queue is
-	// paused.
-	luaFirst = `local function firstclaim(now, hz)
-  if redis.call('SISMEMBER', KEYS[5], '') == 1 then return -1 end
-  local z = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if #z == 0 then return -1 end
-  local s = tonumber(z[2])
-  if s > now and holder(redis.call('HGET', KEYS[3], z[1])) then return s end
-  return s - math.floor(hz / 2)
+  local ids = {}
+  for i = 1, #z, 2 do ids[#ids + 1] = z[i] end
+  local runs = redis.call('HMGET', KEYS[3], unpack(ids))
+  local lead, wake = math.floor(hz / 2), -1
+  for k = 1, #ids do
+    local s = tonumber(z[2 * k])
+    if wake >= 0 and s - lead >= wake then return wake end
+    local w = holder(runs[k])
+    local t = s - lead
+    if w and s > now then t = s end
+    if not (w == worker and s > now) and (wake < 0 or t < wake) then wake = t end
+  end
+  if #ids == 8 then
+    local t = tonumber(z[16]) - lead
+    if wake < 0 or t < wake then wake = t end
+  end
+  return wake
 end
 `
 	// unpark moves up to n jobs of kind from its park set back to :due,
@@ -259,7 +264,7 @@ return 1
 //   - paused: the paused kinds;
 //   - wake: when to claim next for what it could not take, -1 for
 //     nothing. It is the earliest of: the end of a live lease it saw; the
-//     time the first job past hz comes within reach (luaBeyond); now, if
+//     time the first jobs past hz come within reach (luaNext); now, if
 //     jobs are still parked;
 //   - then each leased job: its ID, its due time (its score before the
 //     claim), its attempt number (1 for the first) and its blob.
@@ -277,7 +282,7 @@ local out = {now, -1, paused, -1}
 local pk = {}
 for _, k in ipairs(paused) do pk[k] = true end
 if pk[''] then return out end
-local wake = beyond(now, hz)
+local wake = nextclaim('(' .. fmt(now + hz), now, hz, worker)
 local function soon(t)
   if wake < 0 or t < wake then wake = t end
 end
@@ -347,7 +352,7 @@ if #rem > 0 then
   end
 end
 return out
-`, luaKind, luaHolder, luaUnpark, luaBeyond)
+`, luaKind, luaHolder, luaUnpark, luaNext)
 
 // ackScript deletes the jobs whose lease each token still holds, and
 // returns {lost, gone}: the IDs of the others, those whose job exists
@@ -382,9 +387,9 @@ return {lost, gone}
 // renewScript moves the leases the tokens still hold to at least
 // now+lease (a job leased ahead keeps the later end it has), counts the
 // worker live for ttl more, and returns {lost, gone, wake}: the others,
-// as ackScript does, and when to claim the first job of :due (-1 if
-// none): so a worker that sends no claim still hears of a lease that ran
-// out, or of a job no message announced.
+// as ackScript does, and when to claim the first jobs of :due (luaNext;
+// -1 if none, or the queue is paused). So a worker that sends no claim
+// still hears of a lease that ran out, or of a job no message announced.
 // ARGV: prefix, lease µs, worker, ttl µs, hz µs, id, token, id, token, ...
 var renewScript = script(`
 local now = clock()
@@ -400,8 +405,10 @@ for i = 6, #ARGV, 2 do
     gone[#gone + 1] = ARGV[i]
   end
 end
-return {lost, gone, firstclaim(now, tonumber(ARGV[5]))}
-`, luaHolder, luaFirst)
+local wake = -1
+if redis.call('SISMEMBER', KEYS[5], '') == 0 then wake = nextclaim('-inf', now, tonumber(ARGV[5]), ARGV[3]) end
+return {lost, gone, wake}
+`, luaHolder, luaNext)
 
 // failScript ends a leased attempt that failed: the job is due again
 // after backoff (it returns that time, in µs), or dead with its error

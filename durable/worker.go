@@ -737,7 +737,12 @@ func (w *worker) release(as []*attempt, closing bool) {
 // timeout; a failure is counted and reported, and marks Redis down until
 // a call succeeds.
 func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) error {
-	err, timedOut := bounded(context.Background(), w.q.cfg.callTimeout, f)
+	return w.callWithin(op, jobs, w.q.cfg.callTimeout, f)
+}
+
+// callWithin is call bounded by d.
+func (w *worker) callWithin(op string, jobs int, d time.Duration, f func(ctx context.Context) error) error {
+	err, timedOut := bounded(context.Background(), d, f)
 	w.br.record(err, timedOut)
 	w.mu.Lock()
 	wasDown := w.down
@@ -972,7 +977,9 @@ func (w *worker) ack(batch []*attempt) bool {
 		args = append(args, a.job.ID, a.token)
 	}
 	var lost, gone map[string]bool
-	err := w.call("ack", len(batch), func(ctx context.Context) (err error) {
+	// WAIT's own timeout ends first: a shortfall is not Redis unreachable.
+	d := w.q.cfg.callTimeout + w.q.cfg.replicated.timeout
+	err := w.callWithin("ack", len(batch), d, func(ctx context.Context) (err error) {
 		lost, gone, err = lostGone(w.q.eval(ctx, ackScript, w.k.all, args...))
 		return err
 	})
