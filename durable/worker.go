@@ -41,17 +41,22 @@ const (
 // Four goroutines of its own: claimLoop (the only one that claims),
 // listen (the subscription: its inbox and the queue's channel), ackLoop
 // (acks) and renewLoop (renewals, apart so that an ack waiting for the
-// replicas never holds up a lease), plus one per started attempt, at most conc,
-// its shard's share of cfg.concurrency (inHandler counts them). held are
-// the attempts leased ahead, each with a wheel timer at its due time, and
-// those that came due
-// while every handler was busy (queued in waiting); a claim asks for at
-// most capLocked-len(held): as many as the handlers can start within the
-// horizon, by their mean run time (dur), so that a worker with slow
-// handlers holds no more than it can start on time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
-// it earlier, never later. planLocked decides when to claim next, from what the
-// last claim and the messages since said. mu guards the fields below it;
-// Redis is never called with mu held, nor from a wheel callback.
+// replicas never holds up a lease). Plus one per started attempt, at
+// most conc, its shard's share of cfg.concurrency (inHandler counts
+// them).
+//
+// held are the attempts leased ahead, each with a wheel timer at its due
+// time, and those that came due while every handler was busy (queued in
+// waiting). A claim asks for at most capLocked-len(held): as many as the
+// handlers can start within the horizon, by their mean run time (dur),
+// so that a worker with slow handlers holds no more than it can start on
+// time.
+//
+// One wheel timer, wake, fires claimLoop through kick; armLocked moves it
+// earlier, never later. planLocked decides when to claim next, from what
+// the last claim, the renewals and the messages since said (later, next),
+// and from the safety-net poll. mu guards the fields below it; Redis is
+// never called with mu held, nor from a wheel callback.
 type worker struct {
 	q      *Queue
 	k      keyset   // the shard it runs: a Queue has a worker per shard (shards.go)
