@@ -507,3 +507,60 @@ return unpark(ARGV[2], tonumber(ARGV[3]))
 var pausedScript = script(`
 return redis.call('SMEMBERS', KEYS[5])
 `)
+
+// snapScript returns the job id's {blob, score, run, dead} (each "" when
+// absent) if MoveToShards may move it: dead, or pending, due more than
+// margin ahead, and held by no lease. Else it returns nil.
+// ARGV: prefix, id, margin µs.
+var snapScript = script(`
+local b = redis.call('HGET', KEYS[2], ARGV[2])
+if not b then return false end
+local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
+local r = redis.call('HGET', KEYS[3], ARGV[2])
+local d = redis.call('HGET', KEYS[4], ARGV[2])
+if holder(r) then return false end
+if s then
+  if tonumber(s) <= clock() + tonumber(ARGV[3]) then return false end
+elseif not d then
+  return false -- parked
+end
+return {b, s or '', r or '', d or ''}
+`, luaHolder)
+
+// putScript adds the job id as snapScript read it in another shard: 1 if
+// added, or if the same job is there already (an earlier try's copy); 0
+// if another job holds the ID. A pending job first in :due is announced
+// to one live worker.
+// ARGV: prefix, id, blob, score, run, dead ("" for none), horizon µs.
+var putScript = script(`
+local b = redis.call('HGET', KEYS[2], ARGV[2])
+if b then
+  if b ~= ARGV[3] or (redis.call('ZSCORE', KEYS[1], ARGV[2]) or '') ~= ARGV[4] or
+    (redis.call('HGET', KEYS[4], ARGV[2]) or '') ~= ARGV[6] then return 0 end
+  return 1
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[2], ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[4], ARGV[2], ARGV[6]) end
+if ARGV[4] ~= '' then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+  local now, pick = clock()
+  notify(now, pick, tonumber(ARGV[4]), tonumber(ARGV[7]), '')
+end
+return 1
+`, luaNotify)
+
+// dropScript deletes the job id if it is still as snapScript read it: 1
+// if deleted, 0 if it changed or is gone.
+// ARGV: prefix, id, blob, score, run, dead ("" for none).
+var dropScript = script(`
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] or
+  (redis.call('ZSCORE', KEYS[1], ARGV[2]) or '') ~= ARGV[4] or
+  (redis.call('HGET', KEYS[3], ARGV[2]) or '') ~= ARGV[5] or
+  (redis.call('HGET', KEYS[4], ARGV[2]) or '') ~= ARGV[6] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[2])
+return 1
+`)
