@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel/durable"
+	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
 // shardOf returns the shard of id in a queue of k shards, as durable
@@ -133,5 +134,44 @@ func TestMoveToShards(t *testing.T) {
 	}
 	if len(r.at) != 120 {
 		t.Errorf("%d jobs ran, want 120", len(r.at))
+	}
+}
+
+// On a cluster, MoveToShards moves a queue of one shard's jobs to three
+// shards on three primaries: each script runs on its own shard's node.
+func TestClusterMoveToShards(t *testing.T) {
+	c := redisserver.SharedCluster(t)
+	rdb := clusterClient(t, c)
+	ctx := context.Background()
+	const name = "c-move-to-3"
+	old := newQueue(t, rdb, durable.WithName(name), durable.WithKinds("k"))
+	at := time.Now().Add(time.Hour)
+	want := 0
+	for i := range 100 {
+		id := fmt.Sprint("j", i)
+		if ok, err := old.Schedule(ctx, id, "k", at, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if shardOf(id, 3) != 0 {
+			want++
+		}
+	}
+	q := newQueue(t, rdb, durable.WithName(name), durable.WithShards(3), durable.WithKinds("k"))
+	if moved, left, err := q.MoveToShards(ctx); moved != want || left != 0 || err != nil {
+		t.Fatalf("MoveToShards: %d moved, %d left, %v; want %d, 0", moved, left, err, want)
+	}
+	for i := range 100 {
+		if _, ok, err := q.Lookup(ctx, fmt.Sprint("j", i)); !ok || err != nil {
+			t.Errorf("Lookup j%d: %v, %v", i, ok, err)
+		}
+	}
+	for _, tag := range durable.ShardTags(name, 3) {
+		p, err := c.Primary(redisserver.Slot("{" + tag + "}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := p.Do("HLEN", "{"+tag+"}:job"); err != nil || v == int64(0) {
+			t.Errorf("shard {%s} on %s holds %v jobs, %v", tag, p.Addr, v, err)
+		}
 	}
 }
