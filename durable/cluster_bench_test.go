@@ -69,7 +69,7 @@ func BenchmarkScheduleReplicated(b *testing.B) {
 // second (from the worker's start to the last ack) and ns/op, a job's
 // share of that time.
 //
-//	cd durable && go test -run '^$' -bench AckReplicated -benchtime 20000x
+//	cd durable && go test -run '^$' -bench AckReplicated -benchtime 5000x -count 3
 func BenchmarkAckReplicated(b *testing.B) {
 	c := redisserver.SharedCluster(b)
 	rdb := clusterClient(b, c)
