@@ -62,6 +62,59 @@ func BenchmarkScheduleReplicated(b *testing.B) {
 	}
 }
 
+// BenchmarkAckReplicated measures what WithReplicated costs the worker's
+// acks on the shared cluster: b.N jobs due at once, scheduled without the
+// option, run by one worker of 64 handlers that return at once, without
+// the option and with WithReplicated(1, 1s). It reports the jobs run a
+// second (from the worker's start to the last ack) and ns/op, a job's
+// share of that time.
+//
+//	cd durable && go test -run '^$' -bench AckReplicated -benchtime 5000x -count 3
+func BenchmarkAckReplicated(b *testing.B) {
+	c := redisserver.SharedCluster(b)
+	rdb := clusterClient(b, c)
+	ctx := context.Background()
+	for _, mode := range []string{"async", "replicated"} {
+		b.Run(mode, func(b *testing.B) {
+			name := fmt.Sprintf("bench-ack-%s-%d", mode, b.N)
+			admin := newQueue(b, rdb, durable.WithName(name), durable.WithKinds("k"))
+			at := time.Now().Add(time.Hour)
+			for i := range b.N {
+				if _, err := admin.Schedule(ctx, strconv.Itoa(i), "k", at, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			opts := []durable.Option{durable.WithName(name), durable.WithConcurrency(64),
+				durable.WithHandler("k", func(context.Context, durable.Job) error { return nil })}
+			if mode == "replicated" {
+				opts = append(opts, durable.WithReplicated(1, time.Second))
+			}
+			if err := rdb.ZAdd(ctx, "{"+name+"}:due", zeros(b.N)...).Err(); err != nil { // due now
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			t0 := time.Now()
+			q := newQueue(b, rdb, opts...)
+			for q.Stats().Ran < uint64(b.N) {
+				time.Sleep(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "jobs/s")
+			if st := q.Stats(); st.Errors > 0 {
+				b.Errorf("%d failed calls", st.Errors)
+			}
+		})
+	}
+}
+
+// zeros returns the members 0 ... n-1, each with score 0.
+func zeros(n int) []redis.Z {
+	z := make([]redis.Z, n)
+	for i := range z {
+		z[i] = redis.Z{Member: strconv.Itoa(i)}
+	}
+	return z
+}
+
 // BenchmarkClusterBurst measures 1e5 jobs due within one second, on one
 // redis-server (alone, and with a replica, as each primary of the
 // cluster has) against the shared cluster of three primaries with the

@@ -392,7 +392,15 @@ func runFailover(t *testing.T, c *redisserver.Cluster, name, opts string, shards
 
 	// Every job in the store runs: wait until it is empty, and for the
 	// lease of any lost ack or claim to run out and its job to run again.
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, shards) })
+	for deadline := time.Now().Add(30 * time.Second); !shardsEmpty(rdb, name, shards); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ctx := context.Background()
+			p := "{" + name + "}:"
+			t.Fatalf("the store not empty within 30s: due %d job %d run %d; first due %v; runs %v; now %d",
+				rdb.ZCard(ctx, p+"due").Val(), rdb.HLen(ctx, p+"job").Val(), rdb.HLen(ctx, p+"run").Val(),
+				rdb.ZRangeWithScores(ctx, p+"due", 0, 4).Val(), rdb.HRandFieldWithValues(ctx, p+"run", 5).Val(), time.Now().UnixMicro())
+		}
+	}
 	time.Sleep(clusterLease + 500*time.Millisecond)
 	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, shards) })
 	// The jobs ran without the killed node; it rejoins, as a replica.

@@ -46,7 +46,7 @@ func defaults() config {
 		lease:       5 * time.Second,
 		maxAttempts: 5,
 		backoff:     Exponential(time.Second, time.Hour),
-		poll:        time.Second,
+		poll:        5 * time.Second,
 		callTimeout: time.Second,
 		worker:      host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 	}
@@ -224,12 +224,12 @@ func Exponential(base, limit time.Duration) func(attempt int) time.Duration {
 	}
 }
 
-// WithPoll sets how often a worker with room claims the jobs due
-// within its horizon without being told of them (default 1 s, ±20 %
-// jitter): the periodic claim that finds the jobs scheduled more than 2 s
-// ahead, those no message announced, and those whose lease ran out. A d
-// over half the horizon (half the lease, at most 1 s) is taken as that.
-// It panics if d is not positive.
+// WithPoll sets how often a replica with room claims without news
+// (default 5 s, ±20 % jitter), each of its k shards' workers once every
+// k·d: a safety net. A worker claims when a message, its last claim or a
+// lease renewal (every third of the lease) says a job comes within its
+// horizon or a lease ran out; this claim finds what all of them missed
+// (a lost Resume message). It panics if d is not positive.
 func WithPoll(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("durable: WithPoll: non-positive interval %v", d))

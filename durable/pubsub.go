@@ -16,7 +16,7 @@ import (
 // scripts publish with SPUBLISH on a server that has it, PUBLISH on an
 // older one (spublish below), and a worker subscribes with SSUBSCRIBE,
 // SUBSCRIBE where the server lacks it (a feed). Either way a message is a
-// hint: a worker that misses one claims at its next poll.
+// hint: a worker that misses one hears of the job at its next renewal.
 
 // spublish is the Lua function the scripts publish with: SPUBLISH on
 // Redis 7 or later (redis.REDIS_VERSION_NUM is 7.0's), PUBLISH before.

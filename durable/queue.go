@@ -72,16 +72,18 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // lease) ahead of their due time, a batch a claim, as many as its
 // handlers can start on time, and starts each from its wheel at its due
 // time, with no call to Redis then. Claims come from the worker's room,
-// not from the due times: a replica claims when it has room for half a
+// not from the due times. A replica claims when it has room for half a
 // batch and more jobs are due within the horizon, when a job is due
-// within 20 ms that no one holds, and every second (WithPoll) to find the
-// jobs that entered the horizon; so the claims across the queue grow with
-// the jobs, not with the replicas. Schedule tells one live worker (not all)
-// of a job due within the horizon. A handler's success deletes the job
-// (acks of many jobs go in one call), a failure retries it after a
-// backoff or keeps it as dead. The lease is renewed while the handler
-// runs; when a worker dies, its jobs' leases end and the other workers'
-// periodic claims take them again. docs/durable.md says what is
+// within 20 ms that no one holds, and when its last claim or renewal said
+// the next job comes within reach or a lease ends. So the claims across
+// the queue grow with the jobs, not with the replicas, and an idle worker
+// sends none but a safety net (WithPoll). Schedule tells one live worker
+// (not all) of a job due within the horizon, or of one due before all
+// others. A handler's success deletes
+// the job (acks of many jobs go in one call), a failure retries it after
+// a backoff or keeps it as dead. The lease is renewed while the handler
+// runs; when a worker dies, its jobs' leases end and the other workers,
+// told by their renewals, take them again. docs/durable.md says what is
 // guaranteed under which failure.
 //
 // A Queue is safe for concurrent use. Its zero value is not usable: make

@@ -13,7 +13,8 @@ import (
 
 // ErrNotReplicated is wrapped by the error of a Schedule, Reschedule or
 // Cancel on a Queue made WithReplicated when fewer replicas than asked
-// acknowledged the change within the timeout. The primary made it (or,
+// acknowledged the change within the timeout, and by the *CallError of
+// such an ack of the worker's (WithErrorHandler). The primary made it (or,
 // when WAIT itself failed, may have): it holds unless the primary fails
 // before a replica gets it.
 var ErrNotReplicated = errors.New("durable: not acknowledged by the replicas WithReplicated asks for")
@@ -33,12 +34,14 @@ type replication struct {
 // ErrNotReplicated. A Schedule that finds its ID taken (false) makes no
 // change and waits for none.
 //
-// The worker's acks do not wait. A wait makes no write safer; it tells
-// the caller, and the worker has no use for it: an ack a failover loses
-// runs the job again (at least once, as after a crash). It would hold up
-// the worker's lease renewals, which share the acks' goroutine: in the
-// failover test, acks that waited let leases run out, so that 400 to
-// 800 jobs ran twice, against 0 to 92 without.
+// The worker's acks wait too, on their own goroutine: lease renewals go
+// on meanwhile. An ack that fewer replicas acknowledged still counts the
+// attempt as run, and goes to the error handler and Stats.Errors as a
+// failed "ack" call wrapping ErrNotReplicated: the job runs again if the
+// primary fails before a replica gets the ack. Claims, renewals and
+// failures do not wait: a failover that loses a claim runs its job again,
+// maybe while the first attempt still runs (docs/durable.md has the
+// figures).
 //
 // Redis replicates asynchronously: without this option, a primary that
 // fails (SIGKILL, machine lost) before its replica got a change loses it

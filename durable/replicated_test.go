@@ -47,3 +47,41 @@ func TestReplicatedWithoutReplica(t *testing.T) {
 		t.Fatal("the job outlived its Cancel")
 	}
 }
+
+// On a server without a replica, the worker's ack WithReplicated waits
+// out its timeout: the shortfall goes to the error handler as an "ack"
+// wrapping ErrNotReplicated and is counted in Stats.Errors, while the
+// job counts as run, once, and is gone from the store.
+func TestReplicatedAckWithoutReplica(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	r := newRuns()
+	errs := make(chan error, 100)
+	q := newQueue(t, rdb, durable.WithReplicated(1, 20*time.Millisecond), durable.WithHandler("k", r.handler),
+		durable.WithErrorHandler(func(err error) {
+			select {
+			case errs <- err:
+			default:
+			}
+		}))
+	if _, err := q.Schedule(context.Background(), "a", "k", time.Now(), nil); !errors.Is(err, durable.ErrNotReplicated) {
+		t.Fatalf("Schedule: %v; want ErrNotReplicated", err)
+	}
+	waitFor(t, 10*time.Second, "the job acked", func() bool { return q.Stats().Ran == 1 })
+	var ce *durable.CallError
+	for ce == nil || ce.Op != "ack" {
+		select {
+		case err := <-errs:
+			if !errors.As(err, &ce) || !errors.Is(err, durable.ErrNotReplicated) {
+				t.Fatalf("error handler got %v; want a CallError wrapping ErrNotReplicated", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no ack shortfall reported")
+		}
+	}
+	if st := q.Stats(); st.Errors == 0 || st.Ran != 1 {
+		t.Errorf("stats %+v; want the shortfall among Errors, the job Ran once", st)
+	}
+	if !empty(rdb, "durable") || r.count("a") != 1 {
+		t.Errorf("after the ack: store empty %v, job ran %d times", empty(rdb, "durable"), r.count("a"))
+	}
+}

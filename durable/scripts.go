@@ -58,8 +58,9 @@ import (
 // time in µs has 16.
 
 // horizon is how far ahead of its due time a job is leased at the most,
-// and so how soon a job must be due for Schedule to tell a worker of it:
-// one a worker's periodic claims would find too late.
+// and so how soon a job must be due for Schedule to tell a worker of it
+// whatever else :due holds: one no worker's armed claim would find in
+// time.
 const horizon = 2_000_000 // µs
 
 // A keyset names the keys of one prefix, in the order every script takes
@@ -130,14 +131,44 @@ end
 end
 `
 	// notify tells one live worker other than except that a job is due at
-	// s, if s is within hz of now.
+	// s, if s is within hz of now, or if it is the first of :due: a job
+	// before it has a worker's claim armed for it (see luaNext), which
+	// finds this one.
 	luaNotify = `local function notify(now, pick, s, hz, except)
-  if s > now + hz then return end
+  if s > now + hz and redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. fmt(s)) > 0 then return end
   local ws = redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')
   local live = {}
   for _, w in ipairs(ws) do if w ~= except then live[#live + 1] = w end end
   if #live == 0 then return end
   spublish(prefix .. 'ev:' .. live[pick % #live + 1], 'n' .. fmt(s))
+end
+`
+	// nextclaim returns when worker should claim next for the first jobs
+	// of :due scored after from: hz/2 before the score of a job no live
+	// lease holds (so that the claim then leases half a horizon of jobs
+	// at once), the end of another worker's live lease; -1 if none. It
+	// skips worker's own leases, and reads 8 jobs at most: past them, it
+	// takes the last's score as a job's (early, never late).
+	luaNext = `local function nextclaim(from, now, hz, worker)
+  local z = redis.call('ZRANGE', KEYS[1], from, '+inf', 'BYSCORE', 'LIMIT', 0, 8, 'WITHSCORES')
+  if #z == 0 then return -1 end
+  local ids = {}
+  for i = 1, #z, 2 do ids[#ids + 1] = z[i] end
+  local runs = redis.call('HMGET', KEYS[3], unpack(ids))
+  local lead, wake = math.floor(hz / 2), -1
+  for k = 1, #ids do
+    local s = tonumber(z[2 * k])
+    if wake >= 0 and s - lead >= wake then return wake end
+    local w = holder(runs[k])
+    local t = s - lead
+    if w and s > now then t = s end
+    if not (w == worker and s > now) and (wake < 0 or t < wake) then wake = t end
+  end
+  if #ids == 8 then
+    local t = tonumber(z[16]) - lead
+    if wake < 0 or t < wake then wake = t end
+  end
+  return wake
 end
 `
 	// unpark moves up to n jobs of kind from its park set back to :due,
@@ -225,28 +256,41 @@ return 1
 // instead; with the whole queue paused, nothing is leased. The worker
 // counts as live for ttl more.
 //
-// It returns {now, left, paused, id, due, attempt, blob, ...}: the
-// server's time; the score of the first job within hz it left (-1 if it
-// saw none: there may be more when it leased limit, or scanned 2*limit
-// candidates mostly set aside); the paused kinds; and each leased job with its due time
-// (its score before the claim), its attempt number (1 for the first) and
-// its blob. It reads and writes all the jobs with one command per key,
-// not one per job.
+// It returns {now, left, paused, wake, id, due, attempt, blob, ...}:
+//   - now: the server's time;
+//   - left: the score of the first job within hz it left, -1 if it saw
+//     none (there may be more when it leased limit, or scanned 2*limit
+//     candidates mostly set aside);
+//   - paused: the paused kinds;
+//   - wake: when to claim next for what it could not take, -1 for
+//     nothing. It is the earliest of: the end of a live lease it saw; the
+//     time the first jobs past hz come within reach (luaNext); now, if
+//     jobs are still parked;
+//   - then each leased job: its ID, its due time (its score before the
+//     claim), its attempt number (1 for the first) and its blob.
+//
+// It reads and writes all the jobs with one command per key, not one per
+// job.
 // ARGV: prefix, limit, lease µs, worker, hz µs, ttl µs.
 var claimScript = script(`
 local now = clock()
-local limit, lease, worker = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local limit, lease, worker, hz = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. fmt(now))
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[6])), worker)
 local paused = redis.call('SMEMBERS', KEYS[5])
-local out = {now, -1, paused}
+local out = {now, -1, paused, -1}
 local pk = {}
 for _, k in ipairs(paused) do pk[k] = true end
 if pk[''] then return out end
-for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-  if not pk[k] then unpark(k, 100) end
+local wake = nextclaim('(' .. fmt(now + hz), now, hz, worker)
+local function soon(t)
+  if wake < 0 or t < wake then wake = t end
 end
-local cand = redis.call('ZRANGE', KEYS[1], '-inf', fmt(now + tonumber(ARGV[5])), 'BYSCORE', 'LIMIT', 0, 2 * limit, 'WITHSCORES')
+for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+  if not pk[k] and unpark(k, 100) > 0 then soon(now) end
+end
+local cand = redis.call('ZRANGE', KEYS[1], '-inf', fmt(now + hz), 'BYSCORE', 'LIMIT', 0, 2 * limit, 'WITHSCORES')
+out[4] = wake
 if #cand == 0 then return out end
 local ids = {}
 for i = 1, #cand, 2 do ids[#ids + 1] = cand[i] end
@@ -262,7 +306,8 @@ for k, id in ipairs(ids) do
   if not b then
     gone[#gone + 1] = id
   elseif w and s > now then
-    skipped = skipped + 1 -- held by a live lease
+    skipped = skipped + 1 -- held by a live lease: claimable once it ends
+    soon(s)
   elseif #paused > 0 and pk[kindof(b)] then
     local kind = kindof(b)
     if not park[kind] then park[kind] = {} end
@@ -291,6 +336,9 @@ end
 -- A window full of jobs set aside, or gone, says to claim again; one
 -- full of live leases (late renewals) would say so again at once.
 if not full and #ids == 2 * limit and 2 * skipped < #ids then out[2] = tonumber(cand[#cand]) end
+-- Past a full window, more may come within reach before the wake.
+if #ids == 2 * limit and tonumber(cand[#cand]) > now then soon(tonumber(cand[#cand])) end
+out[4] = wake
 if #zadd > 0 then
   redis.call('ZADD', KEYS[1], unpack(zadd))
   redis.call('HSET', KEYS[3], unpack(hset))
@@ -304,7 +352,7 @@ if #rem > 0 then
   end
 end
 return out
-`, luaKind, luaHolder, luaUnpark)
+`, luaKind, luaHolder, luaUnpark, luaNext)
 
 // ackScript deletes the jobs whose lease each token still holds, and
 // returns {lost, gone}: the IDs of the others, those whose job exists
@@ -338,15 +386,17 @@ return {lost, gone}
 
 // renewScript moves the leases the tokens still hold to at least
 // now+lease (a job leased ahead keeps the later end it has), counts the
-// worker live for ttl more, and returns {lost, gone} of the others, as
-// ackScript does.
-// ARGV: prefix, lease µs, worker, ttl µs, id, token, id, token, ...
+// worker live for ttl more, and returns {lost, gone, wake}: the others,
+// as ackScript does, and when to claim the first jobs of :due (luaNext;
+// -1 if none, or the queue is paused). So a worker that sends no claim
+// still hears of a lease that ran out, or of a job no message announced.
+// ARGV: prefix, lease µs, worker, ttl µs, hz µs, id, token, id, token, ...
 var renewScript = script(`
 local now = clock()
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[4])), ARGV[3])
 local dl = fmt(now + tonumber(ARGV[2]))
 local lost, gone = {}, {}
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   if redis.call('HGET', KEYS[3], ARGV[i]) == ARGV[i + 1] then
     redis.call('ZADD', KEYS[1], 'XX', 'GT', dl, ARGV[i])
   elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
@@ -355,8 +405,10 @@ for i = 5, #ARGV, 2 do
     gone[#gone + 1] = ARGV[i]
   end
 end
-return {lost, gone}
-`)
+local wake = -1
+if redis.call('SISMEMBER', KEYS[5], '') == 0 then wake = nextclaim('-inf', now, tonumber(ARGV[5]), ARGV[3]) end
+return {lost, gone, wake}
+`, luaHolder, luaNext)
 
 // failScript ends a leased attempt that failed: the job is due again
 // after backoff (it returns that time, in µs), or dead with its error
@@ -454,4 +506,61 @@ return unpark(ARGV[2], tonumber(ARGV[3]))
 // ARGV: prefix.
 var pausedScript = script(`
 return redis.call('SMEMBERS', KEYS[5])
+`)
+
+// snapScript returns the job id's {blob, score, run, dead} (each "" when
+// absent) if MoveToShards may move it: dead, or pending, due more than
+// margin ahead, and held by no lease. Else it returns nil.
+// ARGV: prefix, id, margin µs.
+var snapScript = script(`
+local b = redis.call('HGET', KEYS[2], ARGV[2])
+if not b then return false end
+local s = redis.call('ZSCORE', KEYS[1], ARGV[2])
+local r = redis.call('HGET', KEYS[3], ARGV[2])
+local d = redis.call('HGET', KEYS[4], ARGV[2])
+if holder(r) then return false end
+if s then
+  if tonumber(s) <= clock() + tonumber(ARGV[3]) then return false end
+elseif not d then
+  return false -- parked
+end
+return {b, s or '', r or '', d or ''}
+`, luaHolder)
+
+// putScript adds the job id as snapScript read it in another shard: 1 if
+// added, or if the same job is there already (an earlier try's copy); 0
+// if another job holds the ID. A pending job first in :due is announced
+// to one live worker.
+// ARGV: prefix, id, blob, score, run, dead ("" for none), horizon µs.
+var putScript = script(`
+local b = redis.call('HGET', KEYS[2], ARGV[2])
+if b then
+  if b ~= ARGV[3] or (redis.call('ZSCORE', KEYS[1], ARGV[2]) or '') ~= ARGV[4] or
+    (redis.call('HGET', KEYS[4], ARGV[2]) or '') ~= ARGV[6] then return 0 end
+  return 1
+end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[2], ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[4], ARGV[2], ARGV[6]) end
+if ARGV[4] ~= '' then
+  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[2])
+  local now, pick = clock()
+  notify(now, pick, tonumber(ARGV[4]), tonumber(ARGV[7]), '')
+end
+return 1
+`, luaNotify)
+
+// dropScript deletes the job id if it is still as snapScript read it: 1
+// if deleted, 0 if it changed or is gone.
+// ARGV: prefix, id, blob, score, run, dead ("" for none).
+var dropScript = script(`
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] or
+  (redis.call('ZSCORE', KEYS[1], ARGV[2]) or '') ~= ARGV[4] or
+  (redis.call('HGET', KEYS[3], ARGV[2]) or '') ~= ARGV[5] or
+  (redis.call('HGET', KEYS[4], ARGV[2]) or '') ~= ARGV[6] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+redis.call('HDEL', KEYS[4], ARGV[2])
+return 1
 `)

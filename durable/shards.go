@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"sync"
 )
@@ -18,7 +17,7 @@ const MaxShards = 256
 // A job lives in shard FNV-1a(ID) mod k: Schedule, Reschedule, Cancel
 // and Lookup still cost one round trip, to that shard's primary; Pause,
 // Resume and Paused cost one per shard. A Queue with handlers runs a
-// worker per shard (three goroutines and a subscription each), each with
+// worker per shard (four goroutines and a subscription each), each with
 // an even share of WithConcurrency's handlers (at least one), so that the
 // claims for a job go to its shard alone (see docs/durable.md, "Running
 // on a Redis Cluster").
@@ -33,8 +32,8 @@ const MaxShards = 256
 // Every Queue of a name must use the same k: Queues of a name with
 // different k look for a job's ID in different shards. A queue of one
 // shard can go to k; its jobs, in shard 0, still run, but an ID-based
-// call for one of them finds it only if its ID maps to shard 0 (see
-// docs/durable.md). It panics if k is not in [1, MaxShards].
+// call for one of them finds it only if its ID maps to shard 0, until
+// MoveToShards has moved it. It panics if k is not in [1, MaxShards].
 func WithShards(k int) Option {
 	if k < 1 || k > MaxShards {
 		panic(fmt.Sprintf("durable: WithShards: k %d not in [1, %d]", k, MaxShards))
@@ -70,12 +69,7 @@ const spread = 16
 // shardOf returns the keys and the breaker of the shard of the job with
 // id.
 func (q *Queue) shardOf(id string) (keyset, *breaker) {
-	if len(q.shards) == 1 {
-		return q.shards[0], q.brs[0]
-	}
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	i := h.Sum32() % uint32(len(q.shards))
+	i := q.shardIndex(id)
 	return q.shards[i], q.brs[i]
 }
 

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -37,19 +38,25 @@ const (
 //
 // # Ground rules
 //
-// Three goroutines of its own: claimLoop (the only one that claims),
-// listen (the subscription: its inbox and the queue's channel) and
-// ackLoop (acks, renewals), plus one per started attempt, at most conc,
-// its shard's share of cfg.concurrency (inHandler counts them). held are
-// the attempts leased ahead, each with a wheel timer at its due time, and
-// those that came due
-// while every handler was busy (queued in waiting); a claim asks for at
-// most capLocked-len(held): as many as the handlers can start within the
-// horizon, by their mean run time (dur), so that a worker with slow
-// handlers holds no more than it can start on time. One wheel timer, wake, fires claimLoop through kick; armLocked moves
-// it earlier, never later. planLocked decides when to claim next, from what the
-// last claim and the messages since said. mu guards the fields below it;
-// Redis is never called with mu held, nor from a wheel callback.
+// Four goroutines of its own: claimLoop (the only one that claims),
+// listen (the subscription: its inbox and the queue's channel), ackLoop
+// (acks) and renewLoop (renewals, apart so that an ack waiting for the
+// replicas never holds up a lease). Plus one per started attempt, at
+// most conc, its shard's share of cfg.concurrency (inHandler counts
+// them).
+//
+// held are the attempts leased ahead, each with a wheel timer at its due
+// time, and those that came due while every handler was busy (queued in
+// waiting). A claim asks for at most capLocked-len(held): as many as the
+// handlers can start within the horizon, by their mean run time (dur),
+// so that a worker with slow handlers holds no more than it can start on
+// time.
+//
+// One wheel timer, wake, fires claimLoop through kick; armLocked moves it
+// earlier, never later. planLocked decides when to claim next, from what
+// the last claim, the renewals and the messages since said (later, next),
+// and from the safety-net poll. mu guards the fields below it; Redis is
+// never called with mu held, nor from a wheel callback.
 type worker struct {
 	q      *Queue
 	k      keyset   // the shard it runs: a Queue has a worker per shard (shards.go)
@@ -69,7 +76,7 @@ type worker struct {
 	kick     chan struct{} // capacity 1: claim now
 	acks     chan *attempt // finished attempts to delete
 	renewNow chan struct{} // capacity 1: renew (and check) the leases now
-	ackEnd   chan struct{} // closed by close once no handler runs: ackLoop flushes and returns
+	ackEnd   chan struct{} // closed by close once no handler runs: ackLoop flushes and returns, renewLoop returns
 
 	loops    sync.WaitGroup // claimLoop, listen
 	handlers sync.WaitGroup
@@ -88,6 +95,7 @@ type worker struct {
 	more      bool                // a job no worker holds is due within reach: at next
 	next      int64               // µs on the server's clock; -1 if none known
 	note      int64               // the earliest due time told since the claim in flight began; -1 if none
+	later     int64               // µs on the server's clock: when to claim for what the last claim (or a renewal since) saw out of reach; -1 if nothing
 	pollAt    time.Time           // when to claim without news
 	paused    map[string]bool     // as the last claim or message said
 	clk       clockMap            // Redis's clock against the wheel's
@@ -169,18 +177,20 @@ func startWorker(q *Queue, k keyset, br *breaker, wheel *timewheel.Wheel, conc i
 		paused:   map[string]bool{},
 		next:     -1,
 		note:     -1,
+		later:    -1,
 	}
 	w.hz = min(horizon*time.Microsecond, c.lease/2)
-	w.poll = min(c.poll, w.hz/2)
+	w.poll = c.poll * time.Duration(len(q.shards)) // a replica's workers claim without news once a poll between them
 	w.urgent = min(urgent, w.hz/4)
-	w.ttl = 2*max(w.poll*6/5, c.lease/3) + 500*time.Millisecond
+	w.ttl = 2*c.lease/3 + 500*time.Millisecond // two renewals
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.sub = subscribe(q.rdb, k.ev, w.inbox)
 	w.loops.Add(2)
 	go w.claimLoop()
 	go w.listen()
-	w.acker.Add(1)
+	w.acker.Add(2)
 	go w.ackLoop()
+	go w.renewLoop()
 	w.kick <- struct{}{}
 	return w
 }
@@ -242,7 +252,8 @@ func (w *worker) claimRound() {
 
 // claim leases up to n jobs due within the horizon, and returns them, the
 // due time of the first it left (-1 if none), and the paused kinds. It
-// also maps Redis's clock onto the wheel's.
+// also maps Redis's clock onto the wheel's, and notes when to claim next
+// for what it could not take (later).
 func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	c := &w.q.cfg
 	var v []any
@@ -258,6 +269,7 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	}
 	now, _ := v[0].(int64)
 	left, _ := v[1].(int64)
+	later, _ := v[3].(int64)
 	var paused []string
 	if p, ok := v[2].([]any); ok {
 		for _, k := range p {
@@ -267,9 +279,10 @@ func (w *worker) claim(n int) ([]*attempt, int64, []string, error) {
 	}
 	w.mu.Lock()
 	w.clk.measure(now, local)
+	w.later = later
 	w.mu.Unlock()
 	var jobs []*attempt
-	for i := 3; i+3 < len(v); i += 4 {
+	for i := 4; i+3 < len(v); i += 4 {
 		id, _ := v[i].(string)
 		due, _ := v[i+1].(string)
 		at, _ := v[i+2].(int64)
@@ -350,6 +363,9 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 		return true, time.Time{}
 	}
 	at := w.pollAt
+	if w.later >= 0 {
+		at = minTime(at, w.localLocked(w.later))
+	}
 	if w.more {
 		t := w.localLocked(w.next)
 		if !t.After(now.Add(w.hz)) {
@@ -358,7 +374,7 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 			}
 			at = minTime(at, t.Add(-w.urgent))
 		} else {
-			at = minTime(at, t.Add(-w.hz))
+			at = minTime(at, t.Add(-w.hz/2)) // as the claim's later: the jobs of half a horizon in one claim
 		}
 	}
 	if !at.After(now) {
@@ -726,11 +742,16 @@ func (w *worker) release(as []*attempt, closing bool) {
 // timeout; a failure is counted and reported, and marks Redis down until
 // a call succeeds.
 func (w *worker) call(op string, jobs int, f func(ctx context.Context) error) error {
-	err, timedOut := bounded(context.Background(), w.q.cfg.callTimeout, f)
+	return w.callWithin(op, jobs, w.q.cfg.callTimeout, f)
+}
+
+// callWithin is call bounded by d.
+func (w *worker) callWithin(op string, jobs int, d time.Duration, f func(ctx context.Context) error) error {
+	err, timedOut := bounded(context.Background(), d, f)
 	w.br.record(err, timedOut)
 	w.mu.Lock()
 	wasDown := w.down
-	w.down = err != nil
+	w.down = err != nil && !errors.Is(err, ErrNotReplicated) // the primary answered
 	w.mu.Unlock()
 	if err != nil {
 		w.q.stats.errors.Add(1)
@@ -881,12 +902,11 @@ func (w *worker) pauseKind(kind string) {
 }
 
 // ackLoop deletes finished jobs, many a call (an ack waits up to
-// ackLinger for others), and renews the leases held every third of the
-// lease, until ackEnd.
+// ackLinger for others), until ackEnd. WithReplicated, each call waits
+// for the replicas too: renewLoop, on its own goroutine, goes on renewing
+// the leases meanwhile.
 func (w *worker) ackLoop() {
 	defer w.acker.Done()
-	renew := w.wheel.NewTicker(w.q.cfg.lease / 3)
-	defer renew.Stop()
 	var batch []*attempt
 	var linger *timewheel.Timer
 	var lingerC <-chan time.Time
@@ -912,10 +932,6 @@ func (w *worker) ackLoop() {
 		case <-lingerC:
 			linger, lingerC = nil, nil
 			flush()
-		case <-renew.C:
-			w.renew()
-		case <-w.renewNow:
-			w.renew()
 		case <-w.ackEnd:
 			if linger != nil {
 				linger.Stop()
@@ -937,8 +953,28 @@ func (w *worker) ackLoop() {
 	}
 }
 
+// renewLoop renews the leases held every third of the lease, and when
+// asked (renewNow), until ackEnd.
+func (w *worker) renewLoop() {
+	defer w.acker.Done()
+	renew := w.wheel.NewTicker(w.q.cfg.lease / 3)
+	defer renew.Stop()
+	for {
+		select {
+		case <-renew.C:
+			w.renew()
+		case <-w.renewNow:
+			w.renew()
+		case <-w.ackEnd:
+			return
+		}
+	}
+}
+
 // ack deletes the jobs of batch from the store, and reports whether the
-// call succeeded.
+// call succeeded. WithReplicated, it waits for the replicas (Queue.eval):
+// a shortfall is counted and reported as a failed call, but the primary
+// made the change, so the batch counts as done.
 func (w *worker) ack(batch []*attempt) bool {
 	args := make([]any, 0, 1+2*len(batch))
 	args = append(args, w.k.prefix)
@@ -946,11 +982,14 @@ func (w *worker) ack(batch []*attempt) bool {
 		args = append(args, a.job.ID, a.token)
 	}
 	var lost, gone map[string]bool
-	err := w.call("ack", len(batch), func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(ackScript.Run(ctx, w.q.rdb, w.k.all, args...))
+	// WAIT's own timeout ends first, twice if the primary lacks the script
+	// (evalWaitOn): a shortfall is not Redis unreachable.
+	d := w.q.cfg.callTimeout + 2*w.q.cfg.replicated.timeout
+	err := w.callWithin("ack", len(batch), d, func(ctx context.Context) (err error) {
+		lost, gone, err = lostGone(w.q.eval(ctx, ackScript, w.k.all, args...))
 		return err
 	})
-	if err != nil {
+	if err != nil && lost == nil {
 		return false
 	}
 	for _, a := range batch {
@@ -968,10 +1007,15 @@ func (w *worker) ack(batch []*attempt) bool {
 }
 
 // lostGone parses the {lost, gone} reply of ackScript and renewScript.
+// After a shortfall (ErrNotReplicated) the script ran: it returns the
+// sets with the error.
 func lostGone(cmd *redis.Cmd) (lost, gone map[string]bool, err error) {
 	v, err := cmd.Slice()
 	if err != nil {
-		return nil, nil, err
+		if !errors.Is(err, ErrNotReplicated) {
+			return nil, nil, err
+		}
+		v, _ = cmd.Val().([]any)
 	}
 	sets := [2]map[string]bool{{}, {}}
 	for i := range min(len(v), 2) {
@@ -981,7 +1025,7 @@ func lostGone(cmd *redis.Cmd) (lost, gone map[string]bool, err error) {
 			sets[i][s] = true
 		}
 	}
-	return sets[0], sets[1], nil
+	return sets[0], sets[1], err
 }
 
 // pause waits d on the wheel, and reports false if ackEnd came first.
@@ -1005,8 +1049,8 @@ func (w *worker) renew() {
 	if w.stopping {
 		ttl = 0 // close took it off the live workers
 	}
-	args := make([]any, 0, 4+2*(len(w.running)+len(w.held)))
-	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds())
+	args := make([]any, 0, 5+2*(len(w.running)+len(w.held)))
+	args = append(args, w.k.prefix, w.q.cfg.lease.Microseconds(), w.q.cfg.worker, ttl.Microseconds(), w.hz.Microseconds())
 	for id, a := range w.running {
 		args = append(args, id, a.token)
 	}
@@ -1015,8 +1059,14 @@ func (w *worker) renew() {
 	}
 	w.mu.Unlock()
 	var lost, gone map[string]bool
-	err := w.call("renew", (len(args)-4)/2, func(ctx context.Context) (err error) {
-		lost, gone, err = lostGone(renewScript.Run(ctx, w.q.rdb, w.k.all, args...))
+	later := int64(-1)
+	err := w.call("renew", (len(args)-5)/2, func(ctx context.Context) (err error) {
+		cmd := renewScript.Run(ctx, w.q.rdb, w.k.all, args...)
+		if lost, gone, err = lostGone(cmd); err == nil {
+			if v, _ := cmd.Val().([]any); len(v) > 2 {
+				later, _ = v[2].(int64)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -1024,6 +1074,9 @@ func (w *worker) renew() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if later >= 0 && (w.later < 0 || later < w.later) {
+		w.later = later
+	}
 	for _, set := range []map[string]bool{lost, gone} {
 		for id := range set {
 			canceled := gone[id]

@@ -15,6 +15,7 @@
 //	cancel ID...                   jobs deleted, whatever their state; a running attempt's context is cancelled
 //	pause [kind]                   no more claims of the kind's jobs (of any job without a kind)
 //	resume [kind]                  claims again
+//	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards)
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
@@ -73,6 +74,7 @@ commands:
   cancel ID...                           jobs deleted, whatever their state
   pause [kind]                           the queue (or the kind) claims no more jobs
   resume [kind]                          it claims again
+  move                                   with -shards k: shard 0's jobs moved to their shards
 `
 
 // run runs the command line args, writing its output to stdout and its
@@ -140,6 +142,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.pause(ctx, true, rest)
 	case "resume":
 		err = c.pause(ctx, false, rest)
+	case "move":
+		err = c.move(ctx, rest)
 	default:
 		err = fmt.Errorf("%w: no command %q", errUsage, cmd)
 	}
@@ -384,6 +388,17 @@ func deadJobs(n int) string {
 		return "1 dead job"
 	}
 	return strconv.Itoa(n) + " dead jobs"
+}
+
+// move moves the jobs of shard 0 to the shards of -shards, and prints how
+// many it moved and left.
+func (c *cli) move(ctx context.Context, args []string) error {
+	if len(args) != 0 {
+		return fmt.Errorf("%w: move takes no arguments", errUsage)
+	}
+	moved, left, err := c.q.MoveToShards(ctx)
+	fmt.Fprintf(c.out, "moved %d, left %d in shard 0 (due within 10 s, leased or parked: run move again later)\n", moved, left)
+	return err
 }
 
 func (c *cli) cancel(ctx context.Context, args []string) error {

@@ -190,6 +190,7 @@ func TestUsage(t *testing.T) {
 		{"delete", "-kind", "k", "a"},
 		{"cancel"},
 		{"pause", "a", "b"},
+		{"move", "x"},
 		{"-queue", "a{b}", "stats"},
 		{"-lease", "1ms", "stats"},
 		{"-addr", "redis://127.0.0.1:1/db", "stats"},
@@ -212,5 +213,36 @@ func TestUsage(t *testing.T) {
 		if got := clean(s); !strings.HasPrefix(got, `"`) {
 			t.Errorf("clean(%q) = %q; want it quoted", s, got)
 		}
+	}
+}
+
+// move, with -shards 3, moves a queue of one shard's jobs due later to
+// their shards: Lookup on the new layout finds each.
+func TestMove(t *testing.T) {
+	srv := redisserver.ForTest(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	old := durable.New(rdb, durable.WithName("cli"), durable.WithKinds("k"))
+	defer old.Close(ctx)
+	at := time.Now().Add(time.Hour)
+	for i := range 30 {
+		if ok, err := old.Schedule(ctx, fmt.Sprint("j", i), "k", at, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	out := must(t, srv.Addr, "-shards", "3", "move")
+	if !regexp.MustCompile(`^moved [1-9]\d*, left 0 in shard 0 `).MatchString(out) {
+		t.Errorf("move: %q", out)
+	}
+	q := durable.New(rdb, durable.WithName("cli"), durable.WithShards(3))
+	defer q.Close(ctx)
+	for i := range 30 {
+		if _, ok, err := q.Lookup(ctx, fmt.Sprint("j", i)); !ok || err != nil {
+			t.Errorf("Lookup j%d after move: %v, %v", i, ok, err)
+		}
+	}
+	if out := must(t, srv.Addr, "-shards", "3", "move"); !strings.HasPrefix(out, "moved 0, left 0 ") {
+		t.Errorf("move again: %q", out)
 	}
 }
