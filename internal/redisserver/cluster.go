@@ -147,7 +147,9 @@ func (c *Cluster) Stop() {
 // ID returns a node's cluster node ID.
 func (c *Cluster) ID(s *Server) string { return c.ids[s] }
 
-// Primaries returns the running primaries, in the order of Nodes.
+// Primaries returns the running primaries that serve slots, in the order
+// of Nodes. (A node's view of a new cluster may still show a replica as a
+// primary, with no slots.)
 func (c *Cluster) Primaries() ([]*Server, error) {
 	view, err := c.view()
 	if err != nil {
@@ -155,7 +157,7 @@ func (c *Cluster) Primaries() ([]*Server, error) {
 	}
 	var ps []*Server
 	for _, s := range c.Nodes {
-		if n, ok := view[c.ids[s]]; ok && s.cmd != nil && n.master == "" {
+		if n, ok := view[c.ids[s]]; ok && s.cmd != nil && n.master == "" && len(n.slots) > 0 {
 			ps = append(ps, s)
 		}
 	}
