@@ -170,16 +170,7 @@ func BenchmarkClusterBurst(b *testing.B) {
 	}
 	for _, conc := range []int{64, 192} {
 		b.Run(fmt.Sprintf("3-primaries-3-shards/handlers=%d", conc), func(b *testing.B) {
-			c := redisserver.SharedCluster(b)
-			ps, err := c.Primaries()
-			if err != nil {
-				b.Fatal(err)
-			}
-			for range b.N {
-				burst(b, ps, func() redis.UniversalClient {
-					return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32})
-				}, 3, conc, ahead, 100_000, time.Second)
-			}
+			onCluster(b, conc, ahead, 100_000, time.Second)
 		})
 	}
 }
@@ -203,17 +194,23 @@ func BenchmarkClusterSpread(b *testing.B) {
 		}
 	})
 	b.Run("3-primaries-3-shards/handlers=192", func(b *testing.B) {
-		c := redisserver.SharedCluster(b)
-		ps, err := c.Primaries()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for range b.N {
-			burst(b, ps, func() redis.UniversalClient {
-				return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32})
-			}, 3, 192, ahead, n, window)
-		}
+		onCluster(b, 192, ahead, n, window)
 	})
+}
+
+// onCluster runs burst b.N times on the shared cluster, the queue in 3
+// shards, with conc handlers a replica.
+func onCluster(b *testing.B, conc int, ahead time.Duration, n int, window time.Duration) {
+	c := redisserver.SharedCluster(b)
+	ps, err := c.Primaries()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		burst(b, ps, func() redis.UniversalClient {
+			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), PoolSize: 32})
+		}, 3, conc, ahead, n, window)
+	}
 }
 
 // burst runs n jobs due evenly within window, from ahead from now, on a
