@@ -240,7 +240,10 @@ func WithPoll(d time.Duration) Option {
 // WithCallTimeout bounds each call the Queue makes to Redis (default
 // 1 s): with Redis unreachable, Schedule and the other calls return an
 // error within d, and at once (ErrUnavailable) for the second after a
-// call found it unreachable. It panics if d is under 10ms.
+// call found it unreachable. WithReplicated adds twice its WAIT timeout
+// to the bound of the calls that wait (Schedule, Reschedule, Cancel and
+// the acks), so that replicas that fall short end such a call with
+// ErrNotReplicated, not with this timeout. It panics if d is under 10ms.
 func WithCallTimeout(d time.Duration) Option {
 	if d < 10*time.Millisecond {
 		panic(fmt.Sprintf("durable: WithCallTimeout: timeout %v under 10ms", d))

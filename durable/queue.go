@@ -233,7 +233,7 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 	blob = append(append(append(blob, kind...), 0), payload...)
 	var n int
 	k, br := q.shardOf(id)
-	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
 		n, err = q.eval(ctx, scheduleScript, k.all, k.prefix, id, us, blob, rel(relative), horizon).Int()
 		return err
 	})
@@ -266,7 +266,7 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 	}
 	var n int
 	k, br := q.shardOf(id)
-	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
 		n, err = q.eval(ctx, rescheduleScript, k.all, k.prefix, id, max(0, ceilMicro(at)), "0", horizon, takeBackMargin.Microseconds()).Int()
 		return err
 	})
@@ -292,7 +292,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
 	}
 	var n int
 	k, br := q.shardOf(id)
-	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
+	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
 		n, err = q.eval(ctx, cancelScript, k.all, k.prefix, id).Int()
 		return err
 	})
@@ -547,10 +547,29 @@ func (q *Queue) do(ctx context.Context, f func(ctx context.Context) error) error
 // doOn is do with the breaker br: a shard's (shards.go), whose primary
 // may be down while the others' are not.
 func (q *Queue) doOn(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
+	return q.doWithin(ctx, br, q.cfg.callTimeout, f)
+}
+
+// doWrite is doOn for a change made through eval, bounded by writeBound.
+func (q *Queue) doWrite(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
+	return q.doWithin(ctx, br, q.writeBound(), f)
+}
+
+// writeBound is how long a change made through eval may take: the call
+// timeout, and WithReplicated's WAIT twice over (evalWait sends the
+// script and WAIT again to a primary that lacks the script). So a
+// shortfall of replicas ends in ErrNotReplicated, not in a timeout that
+// marks Redis unreachable.
+func (q *Queue) writeBound() time.Duration {
+	return q.cfg.callTimeout + 2*q.cfg.replicated.timeout
+}
+
+// doWithin is doOn bounded by d.
+func (q *Queue) doWithin(ctx context.Context, br *breaker, d time.Duration, f func(ctx context.Context) error) error {
 	if err := br.allow(); err != nil {
 		return err
 	}
-	err, timedOut := bounded(ctx, q.cfg.callTimeout, f)
+	err, timedOut := bounded(ctx, d, f)
 	br.record(err, timedOut)
 	if err != nil {
 		q.stats.errors.Add(1)

@@ -51,7 +51,10 @@ type replication struct {
 // has the figures). WAIT does not make a replica write its AOF (Redis
 // 7.2's WAITAOF does; this option does not send it), and a timeout
 // bounds every call while the replicas are down: a primary without n
-// replicas makes every change wait timeout and fail.
+// replicas makes every change wait timeout and fail with
+// ErrNotReplicated. Such a call may take WithCallTimeout plus twice
+// timeout (the script and WAIT again, to a primary that lacks the
+// script).
 //
 // The client must be a *redis.Client (one server, or Sentinel's failover
 // client) or a *redis.ClusterClient: WAIT counts the writes of its own

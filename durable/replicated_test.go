@@ -48,6 +48,24 @@ func TestReplicatedWithoutReplica(t *testing.T) {
 	}
 }
 
+// A WAIT longer than the call timeout still ends in ErrNotReplicated:
+// the call is bounded by the call timeout plus the WAIT, so a shortfall
+// of replicas is not taken for Redis unreachable, and the breaker lets
+// the next call through.
+func TestReplicatedWaitOverCallTimeout(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	q := newQueue(t, rdb, durable.WithReplicated(1, 300*time.Millisecond), durable.WithCallTimeout(100*time.Millisecond))
+	ctx := context.Background()
+	for _, id := range []string{"a", "b"} {
+		if _, err := q.Schedule(ctx, id, "k", time.Now().Add(time.Hour), nil); !errors.Is(err, durable.ErrNotReplicated) {
+			t.Fatalf("Schedule %q: %v; want ErrNotReplicated", id, err)
+		}
+	}
+	if _, err := q.Cancel(ctx, "a"); !errors.Is(err, durable.ErrNotReplicated) {
+		t.Fatalf("Cancel: %v; want ErrNotReplicated", err)
+	}
+}
+
 // On a server without a replica, the worker's ack WithReplicated waits
 // out its timeout: the shortfall goes to the error handler as an "ack"
 // wrapping ErrNotReplicated and is counted in Stats.Errors, while the

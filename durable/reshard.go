@@ -101,7 +101,7 @@ func (q *Queue) moveOne(ctx context.Context, id string, t int) (bool, error) {
 	call := func(i int, s *redis.Script, args ...any) (int, error) {
 		k := q.shards[i]
 		var n int
-		err := q.doOn(ctx, q.brs[i], func(ctx context.Context) (err error) {
+		err := q.doWrite(ctx, q.brs[i], func(ctx context.Context) (err error) {
 			n, err = q.eval(ctx, s, k.all, append([]any{k.prefix, id}, args...)...).Int()
 			return err
 		})

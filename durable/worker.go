@@ -982,10 +982,7 @@ func (w *worker) ack(batch []*attempt) bool {
 		args = append(args, a.job.ID, a.token)
 	}
 	var lost, gone map[string]bool
-	// WAIT's own timeout ends first, twice if the primary lacks the script
-	// (evalWaitOn): a shortfall is not Redis unreachable.
-	d := w.q.cfg.callTimeout + 2*w.q.cfg.replicated.timeout
-	err := w.callWithin("ack", len(batch), d, func(ctx context.Context) (err error) {
+	err := w.callWithin("ack", len(batch), w.q.writeBound(), func(ctx context.Context) (err error) {
 		lost, gone, err = lostGone(w.q.eval(ctx, ackScript, w.k.all, args...))
 		return err
 	})
