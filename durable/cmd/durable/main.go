@@ -2,7 +2,7 @@
 // figures, its jobs by state, one job, and the dead jobs retried or
 // deleted; a job cancelled; a queue or a kind paused and resumed.
 //
-//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-queue name] [-lease d] command [args]
+//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-cluster] [-queue name] [-shards k] [-lease d] command [args]
 //
 //	stats                          the queue's figures: pending, due, running, dead, the oldest due job's lateness, paused kinds
 //	list [-limit n] [-cursor c] [-payload] pending|running|dead
@@ -19,7 +19,9 @@
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
-// 127.0.0.1:6379. -queue is the Queue's WithName (default "durable");
+// 127.0.0.1:6379. With -cluster, Redis is a Redis Cluster and -addr its
+// seed nodes, host:port,host:port, or a redis:// URL with addr= for each
+// further seed. -queue is the Queue's WithName (default "durable");
 // -lease, the workers' WithLease (default 5s), within which stats looks
 // for the running jobs; -shards, the queue's WithShards (default 1).
 // What a job holds (IDs, kinds, payloads, errors) is printed quoted when
@@ -36,6 +38,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -63,7 +66,7 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // errUsage is a usage error: run prints the usage and exits 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: durable [-addr host:port|redis://...] [-queue name] [-lease d] [-timeout d] command [args]
+const usage = `usage: durable [-addr host:port|redis://...] [-cluster] [-queue name] [-shards k] [-lease d] [-timeout d] command [args]
 
 commands:
   stats                                  the queue's figures
@@ -93,6 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
 	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease): stats looks for the running jobs within it")
 	shards := fs.Int("shards", 1, "the queue's shards (durable.WithShards)")
+	cluster := fs.Bool("cluster", false, "Redis is a Redis Cluster: -addr is its seed nodes, host:port,host:port, or a redis:// URL with addr= for each further seed")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -112,12 +116,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "durable: -lease %v under 30ms\n", *lease)
 		return 2
 	}
-	opts, err := redisOptions(*addr)
+	rdb, err := client(*addr, *cluster)
 	if err != nil {
 		fmt.Fprintln(stderr, "durable:", err)
 		return 2
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease), durable.WithShards(*shards))
 	defer q.Close(context.Background())
@@ -158,6 +161,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// client returns the client -addr and -cluster ask for.
+func client(addr string, cluster bool) (redis.UniversalClient, error) {
+	if !cluster {
+		opts, err := redisOptions(addr)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(opts), nil
+	}
+	if strings.Contains(addr, "://") {
+		o, err := redis.ParseClusterURL(addr)
+		if err != nil {
+			return nil, fmt.Errorf("-addr: %w", err)
+		}
+		return redis.NewClusterClient(o), nil
+	}
+	seeds := strings.Split(addr, ",")
+	if slices.Contains(seeds, "") {
+		return nil, fmt.Errorf("-addr %q: an empty seed node", addr)
+	}
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds}), nil
 }
 
 // redisOptions parses -addr: a URL if it has a scheme, else host:port.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,7 +20,9 @@ import (
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
-	m.Run()
+	code := m.Run()
+	redisserver.StopSharedCluster()
+	os.Exit(code)
 }
 
 // durableCmd runs the command line against addr and returns its status,
@@ -244,5 +248,63 @@ func TestMove(t *testing.T) {
 	}
 	if out := must(t, srv.Addr, "-shards", "3", "move"); !strings.HasPrefix(out, "moved 0, left 0 ") {
 		t.Errorf("move again: %q", out)
+	}
+}
+
+// With -cluster the command talks to a Redis Cluster through its seed
+// nodes: a queue of one shard moved to three, spread over the primaries,
+// then seen by stats and list.
+func TestCluster(t *testing.T) {
+	c := redisserver.SharedCluster(t)
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	defer cc.Close()
+	ctx := context.Background()
+	name := fmt.Sprint("cli-cluster-", time.Now().UnixNano())
+	old := durable.New(cc, durable.WithName(name), durable.WithKinds("k"))
+	defer old.Close(ctx)
+	at := time.Now().Add(time.Hour)
+	for i := range 30 {
+		if ok, err := old.Schedule(ctx, fmt.Sprint("j", i), "k", at, nil); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	seeds := strings.Join(c.Addrs(), ",")
+	cmd := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := run(ctx, append([]string{"-cluster", "-addr", seeds, "-queue", name, "-shards", "3"}, args...), &out, &errb); code != 0 {
+			t.Fatalf("durable %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	if out := cmd("move"); !regexp.MustCompile(`^moved [1-9]\d*, left 0 in shard 0 `).MatchString(out) {
+		t.Errorf("move: %q", out)
+	}
+	if out := cmd("stats"); !regexp.MustCompile(`(?m)^pending +30$`).MatchString(out) {
+		t.Errorf("stats: no line pending 30 in\n%s", out)
+	}
+	listed, args := 0, []string{"list", "-limit", "100", "pending"}
+	for page := 0; page < 10; page++ { // a page a shard at most, here
+		out := cmd(args...)
+		listed += strings.Count(out, "\nj")
+		m := regexp.MustCompile(`next page: -cursor (\S+)`).FindStringSubmatch(out)
+		if m == nil {
+			break
+		}
+		args = []string{"list", "-limit", "100", "-cursor", m[1], "pending"}
+	}
+	if listed != 30 {
+		t.Errorf("list pending, every page: %d jobs, want 30", listed)
+	}
+	q := durable.New(cc, durable.WithName(name), durable.WithShards(3))
+	defer q.Close(ctx)
+	for i := range 30 {
+		if _, ok, err := q.Lookup(ctx, fmt.Sprint("j", i)); !ok || err != nil {
+			t.Errorf("Lookup j%d after move: %v, %v", i, ok, err)
+		}
+	}
+	var errb bytes.Buffer
+	if code := run(ctx, []string{"-cluster", "-addr", seeds + ",", "stats"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "empty seed node") {
+		t.Errorf("-addr with an empty seed: exit %d, %q", code, errb.String())
 	}
 }
