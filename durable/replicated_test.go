@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,6 +64,36 @@ func TestReplicatedWaitOverCallTimeout(t *testing.T) {
 	}
 	if _, err := q.Cancel(ctx, "a"); !errors.Is(err, durable.ErrNotReplicated) {
 		t.Fatalf("Cancel: %v; want ErrNotReplicated", err)
+	}
+}
+
+// WithReplicated on a server without a replica, MoveToShards still moves
+// a job whole (it is found in its new shard, once) and stops with
+// ErrNotReplicated.
+func TestReplicatedMoveToShards(t *testing.T) {
+	rdb := newClient(t, startRedis(t).Addr)
+	ctx := context.Background()
+	old := newQueue(t, rdb, durable.WithName("mvr"), durable.WithKinds("k"))
+	id := ""
+	for i := 0; id == ""; i++ {
+		if c := fmt.Sprint("j", i); shardOf(c, 3) != 0 {
+			id = c
+		}
+	}
+	if ok, err := old.Schedule(ctx, id, "k", time.Now().Add(time.Hour), nil); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	q := newQueue(t, rdb, durable.WithName("mvr"), durable.WithShards(3), durable.WithKinds("k"),
+		durable.WithReplicated(1, 20*time.Millisecond))
+	moved, left, err := q.MoveToShards(ctx)
+	if moved != 1 || left != 0 || !errors.Is(err, durable.ErrNotReplicated) {
+		t.Fatalf("MoveToShards = %d moved, %d left, %v; want 1, 0, ErrNotReplicated", moved, left, err)
+	}
+	if _, ok, err := q.Lookup(ctx, id); !ok || err != nil {
+		t.Fatalf("Lookup %s in its shard: %v, %v", id, ok, err)
+	}
+	if _, ok, _ := old.Lookup(ctx, id); ok {
+		t.Errorf("%s is still in shard 0 too", id)
 	}
 }
 

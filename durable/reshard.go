@@ -1,9 +1,10 @@
 package durable
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,6 +34,9 @@ const moveMargin = 10 * time.Second
 // job is in both shards, and runs twice unless a later call, which
 // deletes it from shard 0, comes before it is due. It costs three round
 // trips a job moved, and one per 256 jobs of shard 0 read.
+// WithReplicated, a move that fewer replicas than asked acknowledged is
+// still made whole on the primaries, and the call stops there with an
+// error wrapping ErrNotReplicated.
 func (q *Queue) MoveToShards(ctx context.Context) (moved, left int, err error) {
 	if err := q.checkOp(ctx, "MoveToShards", ""); err != nil {
 		return 0, 0, err
@@ -61,13 +65,13 @@ func (q *Queue) MoveToShards(ctx context.Context) (moved, left int, err error) {
 					continue
 				}
 				ok, err := q.moveOne(ctx, ids[i], t)
-				if err != nil {
-					return moved, left, fmt.Errorf("durable: MoveToShards %q: %w", ids[i], err)
-				}
 				if ok {
 					moved++
 				} else {
 					left++
+				}
+				if err != nil {
+					return moved, left, fmt.Errorf("durable: MoveToShards %q: %w", ids[i], err)
 				}
 			}
 			if cursor == 0 {
@@ -98,33 +102,31 @@ func (q *Queue) moveOne(ctx context.Context, id string, t int) (bool, error) {
 		s, _ := snap[i].(string)
 		state[i] = s
 	}
+	// A change the replicas fell short of (WithReplicated) is made on
+	// the primary: the move goes on, so that the job is not left in both
+	// shards, and the shortfall is returned at the end.
+	var short error
 	call := func(i int, s *redis.Script, args ...any) (int, error) {
 		k := q.shards[i]
-		var n int
-		err := q.doWrite(ctx, q.brs[i], func(ctx context.Context) (err error) {
-			n, err = q.eval(ctx, s, k.all, append([]any{k.prefix, id}, args...)...).Int()
-			return err
+		var n int64
+		err := q.doWrite(ctx, q.brs[i], func(ctx context.Context) error {
+			cmd := q.eval(ctx, s, k.all, append([]any{k.prefix, id}, args...)...)
+			n, _ = cmd.Val().(int64)
+			return cmd.Err()
 		})
-		return n, err
+		if errors.Is(err, ErrNotReplicated) {
+			short, err = err, nil
+		}
+		return int(n), err
 	}
 	if put, err := call(t, putScript, append(state, horizon)...); err != nil || put == 0 {
-		return false, err
+		return false, cmp.Or(err, short)
 	}
 	dropped, err := call(0, dropScript, state...)
 	if err != nil || dropped == 1 {
-		return dropped == 1, err
+		return dropped == 1, cmp.Or(err, short)
 	}
 	// Changed in shard 0 meanwhile: the copy goes, unless changed too.
 	_, err = call(t, dropScript, state...)
-	return false, err
-}
-
-// shardIndex returns the shard of the job with id: FNV-1a(id) mod k.
-func (q *Queue) shardIndex(id string) int {
-	if len(q.shards) == 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return int(h.Sum32() % uint32(len(q.shards)))
+	return false, cmp.Or(err, short)
 }

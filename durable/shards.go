@@ -73,6 +73,21 @@ func (q *Queue) shardOf(id string) (keyset, *breaker) {
 	return q.shards[i], q.brs[i]
 }
 
+// shardIndex returns the shard of the job with id: FNV-1a(id) mod k, as
+// hash/fnv's New32a computes it, without its allocations (every
+// Schedule, Cancel, Lookup and Reschedule of a sharded queue hashes).
+func (q *Queue) shardIndex(id string) int {
+	if len(q.shards) == 1 {
+		return 0
+	}
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return int(h % uint32(len(q.shards)))
+}
+
 // startWorkers starts a worker per shard on one wheel, each with an even
 // share of WithConcurrency's handlers (at least one).
 func (q *Queue) startWorkers() {

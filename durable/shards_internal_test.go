@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"hash/fnv"
 	"testing"
 
 	"github.com/timewheel/timewheel/internal/redisserver"
@@ -50,6 +51,22 @@ func TestShardTags(t *testing.T) {
 		want := (slot("big") + i*16384/MaxShards) % 16384
 		if d := (slot(tag) - want + 16384) % 16384; d >= spread {
 			t.Errorf("shard %d's slot %d is %d past %d", i, slot(tag), d, want)
+		}
+	}
+}
+
+// shardIndex is FNV-1a of the ID mod k, as hash/fnv computes it: the
+// layout of every sharded store depends on it.
+func TestShardIndexIsFNV1a(t *testing.T) {
+	for _, k := range []int{2, 3, 7, MaxShards} {
+		q := &Queue{shards: make([]keyset, k)}
+		for i := range 1000 {
+			id := fmt.Sprint("job-", i, "-\xff\x00")
+			h := fnv.New32a()
+			h.Write([]byte(id))
+			if got, want := q.shardIndex(id), int(h.Sum32()%uint32(k)); got != want {
+				t.Fatalf("shardIndex(%q) of %d shards = %d, want %d", id, k, got, want)
+			}
 		}
 	}
 }
