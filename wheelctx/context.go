@@ -18,7 +18,7 @@ const (
 	open     = iota // not finished by the timer or the CancelFunc (maybe by the parent)
 	timedOut        // by the wheel timer: Err is DeadlineExceeded
 	canceled        // by the CancelFunc
-	byParent        // inner was seen done while open: the parent finished it
+	byParent        // the parent was seen done while open: it finished c
 )
 
 // timerCtx is a context done at a deadline on a wheel.
@@ -33,9 +33,9 @@ const (
 // no inner context (package context's WithTimeout pays the same
 // bookkeeping in its own child). Once made, the timer and the CancelFunc
 // cancel it too, with the right cause; Err translates the Canceled that
-// results from the timer into DeadlineExceeded. Without an inner context
-// Done is a channel of its own, made when first asked for, as package
-// context's.
+// results from the timer into DeadlineExceeded. On a parent that cannot
+// be canceled, or once c is done without one, Done is a channel of its
+// own, made when first asked for, as package context's.
 //
 // Contexts derived from a timerCtx register with its AfterFunc (see
 // Value), so that the timer cancels them with DeadlineExceeded too.
@@ -152,8 +152,8 @@ func (c *timerCtx) cancelOrExpire() {
 // as package context cancels its children.
 func (c *timerCtx) finish(how uint32, cause error) {
 	c.mu.Lock()
-	// Compare-and-swap, not a store: if Err has seen inner done by the
-	// parent meanwhile, it has fixed the answer (byParent), and it stands.
+	// Compare-and-swap, not a store: if Err has seen the parent done
+	// meanwhile, it has fixed the answer (byParent), and it stands.
 	if c.parentErr() != nil || !c.how.CompareAndSwap(open, how) {
 		c.mu.Unlock()
 		return
@@ -244,13 +244,13 @@ func (c *timerCtx) Value(key any) any {
 // cancelCtxValue answers context's private key, which context.Cause uses
 // to find the cause and context.WithCancel to find where to attach a
 // child. An open context answers a never-canceled context, so that Cause
-// reads nil and children come to AfterFunc. A context done by the parent
-// or the CancelFunc answers inner, whose cause is right. A context that
-// timed out, or has no inner, answers a canceled context carrying the
-// cause, but not inner, whose Done is c's: a child attached to inner
-// would be told Canceled rather than DeadlineExceeded. A context the
-// parent finished makes its inner context if it has none: package
-// context then finds the parent's cause as it does for its own children.
+// reads nil and children come to AfterFunc. A context the parent
+// finished answers inner, made now if it was not, so that package
+// context finds the parent's cause as it does for its own children; one
+// the CancelFunc finished answers inner if it has one. A context that
+// timed out, or was canceled without inner, answers a canceled context
+// carrying the cause, not inner, whose Done is c's: a child attached to
+// inner would be told Canceled rather than DeadlineExceeded.
 func (c *timerCtx) cancelCtxValue() any {
 	if c.Err() == nil {
 		return neverCanceled
