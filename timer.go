@@ -137,7 +137,7 @@ func init() {
 // A channel timer costs more than an AfterFunc timer: its channel and a
 // node for the wheel to hold. If it is still pending after its shard
 // has started some more timers, or when a garbage collection ends, it
-// also costs a finalizer on the channel (see [Timer]).
+// also costs a weak pointer and a cleanup on its channel (see [Timer]).
 // BenchmarkChanPatterns measures it beside package time.
 //
 //go:noinline
