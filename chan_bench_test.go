@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 	"unsafe"
-	"weak"
 
 	"github.com/timewheel/timewheel"
 )
@@ -211,7 +210,7 @@ func BenchmarkChanMemory(b *testing.B) {
 			var perTimer float64
 			for b.Loop() {
 				timers := make([]stopper, n)
-				before := heapInUse()
+				before := settledHeap()
 				for i := range timers {
 					timers[i] = impl.make(time.Hour + time.Duration(i))
 				}
@@ -223,6 +222,23 @@ func BenchmarkChanMemory(b *testing.B) {
 	}
 }
 
+// settledHeap returns the heap in use once a collection frees nothing
+// more. The last round's channels, which carry finalizers once their
+// timers are promoted, are freed a collection after the one that finds
+// them unreachable, once their finalizers have run.
+func settledHeap() int64 {
+	last := heapInUse()
+	for range 10 {
+		runtime.Gosched()
+		h := heapInUse()
+		if h >= last {
+			return h
+		}
+		last = h
+	}
+	return last
+}
+
 // sinkChan keeps the floors' channels from being optimised away.
 var sinkChan chan time.Time
 
@@ -231,13 +247,12 @@ var sinkChan chan time.Time
 //   - op=chan: allocate the channel of a timer and a 48-byte object for
 //     the caller to hold (NewTimer + Stop, and Reset on a stopped one,
 //     can do no less);
-//   - op=chan+specials: the same, and the two runtime specials, a weak
-//     pointer and a cleanup, that a timer dropped pending needs so that
-//     the collector can tell the wheel it is gone (after-ready,
-//     after-blocked, churn; see node): package time's runtime needs none,
-//     since its heap holds a channel timer only while a goroutine is
-//     blocked on it;
-//   - op=chan+weak: with one special only, which is not enough (see node);
+//   - op=chan+finalizer: the same, and the runtime special, a finalizer
+//     on the channel, that a timer dropped pending needs so that the
+//     collector can tell the wheel it is gone without freeing the channel
+//     under it (after-ready, after-blocked, churn; see node): package
+//     time's runtime needs none, since its heap holds a channel timer
+//     only while a goroutine is blocked on it;
 //   - op=handoff: a request to another goroutine and its answer, with
 //     the channel allocated (after-blocked, timer-blocked-stop);
 //   - op=driver: what a wheel with one driver pays when its only timer is
@@ -254,21 +269,12 @@ func BenchmarkChanFloor(b *testing.B) {
 		}
 		_ = keep
 	})
-	b.Run("op=chan+specials", func(b *testing.B) {
+	b.Run("op=chan+finalizer", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			c := make(chan time.Time, 1)
-			p := (*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c)))
-			sinkWeak = weak.Make(p)
-			runtime.AddCleanup(p, func(int) {}, 0)
-			sinkChan = c
-		}
-	})
-	b.Run("op=chan+weak", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			c := make(chan time.Time, 1)
-			sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))))
+			n := new([6]int64)
+			runtime.SetFinalizer((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))), func(*byte) { n[0]++ })
 			sinkChan = c
 		}
 	})
@@ -300,6 +306,3 @@ func BenchmarkChanFloor(b *testing.B) {
 		}
 	})
 }
-
-// sinkWeak keeps the floors' weak pointers from being optimised away.
-var sinkWeak weak.Pointer[byte]

@@ -211,6 +211,9 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 // one.
 func (s *shard) drainLocked() {
 	lockcheck.Held(&s.mu, "shard.drainLocked")
+	if s.gone.Load() != nil {
+		s.reapLocked()
+	}
 	if s.dirty.Load() {
 		s.dirty.Store(false)
 		s.drainAllLocked()
@@ -226,6 +229,7 @@ const drainAt = ringSize / 4
 // drainAllLocked buries the entries of every ring of the inbox.
 func (s *shard) drainAllLocked() {
 	lockcheck.Held(&s.mu, "shard.drainAllLocked")
+	s.reapLocked()
 	buried := false
 	for i := range s.inbox.rings {
 		if r := s.inbox.rings[i].Load(); r != nil && s.drainRingLocked(r) {
