@@ -211,9 +211,6 @@ func (s *shard) revive(e *queue.Entry, when int64) bool {
 // one.
 func (s *shard) drainLocked() {
 	lockcheck.Held(&s.mu, "shard.drainLocked")
-	if s.gone.Load() != nil {
-		s.reapLocked()
-	}
 	if s.dirty.Load() {
 		s.dirty.Store(false)
 		s.drainAllLocked()

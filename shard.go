@@ -454,8 +454,8 @@ func (s *shard) reaper() {
 }
 
 // reapLocked takes off the wheel the nodes whose channel's finalizer
-// has run (see node.collected). It runs on every start that drains the
-// inbox, on Len and at the end of each collection. O(nodes).
+// has run (see node.collected). The reaper runs it, and so do Len, Stats
+// and the end of each collection. O(nodes).
 func (s *shard) reapLocked() {
 	lockcheck.Held(&s.mu, "shard.reapLocked")
 	n := s.gone.Swap(nil)
