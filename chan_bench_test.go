@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/timewheel/timewheel"
 )
@@ -223,9 +224,10 @@ func BenchmarkChanMemory(b *testing.B) {
 }
 
 // settledHeap returns the heap in use once a collection frees nothing
-// more. The last round's channels, which carry finalizers once their
-// timers are promoted, are freed a collection after the one that finds
-// them unreachable, once their finalizers have run.
+// more: the last round's promoted nodes go a collection after their
+// channels, once the channels' cleanups have unlinked them. Without it,
+// a run of more than one round measured them freed as its own timers
+// were made (184 B a timer where one round measured 321).
 func settledHeap() int64 {
 	last := heapInUse()
 	for range 10 {
@@ -247,12 +249,16 @@ var sinkChan chan time.Time
 //   - op=chan: allocate the channel of a timer and a 48-byte object for
 //     the caller to hold (NewTimer + Stop, and Reset on a stopped one,
 //     can do no less);
-//   - op=chan+finalizer: the same, and the runtime special, a finalizer
-//     on the channel, that a timer dropped pending needs so that the
-//     collector can tell the wheel it is gone without freeing the channel
-//     under it (after-ready, after-blocked, churn; see node): package
-//     time's runtime needs none, since its heap holds a channel timer
-//     only while a goroutine is blocked on it;
+//   - op=chan+specials: the same, and the two runtime specials, a weak
+//     pointer and a cleanup, that a timer dropped pending needs so that
+//     the collector can tell the wheel it is gone (after-ready,
+//     after-blocked, churn; see node): package time's runtime needs none,
+//     since its heap holds a channel timer only while a goroutine is
+//     blocked on it;
+//   - op=chan+weak: with one special only, which is not enough (see node);
+//   - op=chan+finalizer: with a finalizer only, the one special that
+//     would do, tried and left out: the runtime runs finalizers too late
+//     for a forgotten timer to go within three collections (see node);
 //   - op=handoff: a request to another goroutine and its answer, with
 //     the channel allocated (after-blocked, timer-blocked-stop);
 //   - op=driver: what a wheel with one driver pays when its only timer is
@@ -268,6 +274,24 @@ func BenchmarkChanFloor(b *testing.B) {
 			keep = new([6]int64)
 		}
 		_ = keep
+	})
+	b.Run("op=chan+specials", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := make(chan time.Time, 1)
+			p := (*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c)))
+			sinkWeak = weak.Make(p)
+			runtime.AddCleanup(p, func(int) {}, 0)
+			sinkChan = c
+		}
+	})
+	b.Run("op=chan+weak", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := make(chan time.Time, 1)
+			sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))))
+			sinkChan = c
+		}
 	})
 	b.Run("op=chan+finalizer", func(b *testing.B) {
 		b.ReportAllocs()
@@ -306,3 +330,6 @@ func BenchmarkChanFloor(b *testing.B) {
 		}
 	})
 }
+
+// sinkWeak keeps the floors' weak pointers from being optimised away.
+var sinkWeak weak.Pointer[byte]

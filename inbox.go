@@ -226,7 +226,6 @@ const drainAt = ringSize / 4
 // drainAllLocked buries the entries of every ring of the inbox.
 func (s *shard) drainAllLocked() {
 	lockcheck.Held(&s.mu, "shard.drainAllLocked")
-	s.reapLocked()
 	buried := false
 	for i := range s.inbox.rings {
 		if r := s.inbox.rings[i].Load(); r != nil && s.drainRingLocked(r) {

@@ -2,9 +2,9 @@ package timewheel
 
 import (
 	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/internal/ticks"
@@ -19,38 +19,42 @@ import (
 // while young, and never pay for more. A node still pending after its
 // shard has scheduled youngBatch to twice youngBatch more young nodes,
 // or when a garbage collection ends, is promoted, as generational
-// collectors make only old objects pay. From then on it holds its
-// channel by address only (chp), and a finalizer on the channel lists
-// the node for its shard to take off the wheel once nothing else
-// references the channel (see collected). A node whose channel is gone
-// when it fires sends nothing and, for a ticker, is not armed again.
+// collectors make only old objects pay. From then on it points to its
+// channel only weakly, and a cleanup attached to the channel removes the
+// node from its shard once the channel is collected. (A node whose
+// channel is gone when it fires sends nothing and, for a ticker, is not
+// armed again.)
 //
-// The finalizer is one runtime special, which costs about five times the
-// channel's allocation (BenchmarkChanFloor): a timer dropped while pending
-// pays it, one stopped or fired young does not. It is the only special
-// that keeps the channel's memory until the wheel has let go of it: the
-// runtime frees an object with a finalizer only at a collection that
-// starts after the finalizer has run. A weak pointer (which cannot send)
-// with a cleanup (which runs after the free) would take two specials,
-// at twice the cost.
+// The weak pointer and the cleanup are two runtime specials, which cost
+// about three times the rest of NewTimer (BenchmarkChanFloor): a timer
+// dropped while pending pays them, one stopped or fired young does not.
+// One special alone cannot do, as tried on 2026-11-29:
+//   - A cleanup alone would leave the node pointing to freed memory
+//     until the cleanup runs.
+//   - A weak pointer alone needs a sweep of the promoted nodes after each
+//     collection. The runtime runs it too late: 20,000 heap objects of
+//     10,000 forgotten timers were left after three collections, in most
+//     runs.
+//   - A finalizer alone would be safe, and made a dropped After 40%
+//     faster. But the runtime runs every finalizer on one goroutine,
+//     slower than cleanups, and keeps each channel until its own has
+//     run: up to 22,861 heap objects of 10,000 were left, once in 250
+//     runs, and over 1,000 in 4% of them.
 //
 // A forgotten timer or ticker, of any duration, goes within three
-// back-to-back collections, as Go's own test of this asks. The first
-// finds its channel unreachable and queues the finalizer, which lists the
-// node; the shard's reaper unlinks it; the second frees the channel and
-// the node. A young one is promoted at the end of the first (there are
-// at most twice youngBatch of them per shard) and goes at the third. A
-// goroutine blocked receiving from the channel keeps the channel, and so
-// the timer, alive.
+// back-to-back collections, as Go's own test of this asks: the first
+// frees its channel, the cleanup unlinks the node, the second frees the
+// node. A young one is promoted at the end of the first (there are at
+// most twice youngBatch of them per shard). A goroutine blocked
+// receiving from the channel keeps the channel, and so the timer, alive.
 type node struct {
-	t      Timer       // first: the wheel's link; t.f is nil, which marks a node; t.C is the channel while the node is young; t.p is the *shard the timer was started on
-	chp    uintptr     // the channel's address, to tell it from another (holds); not a reference
-	owner  uintptr     // the address of the Timer or Ticker the user holds, to tell it from a copy (it does not keep it alive); 0 for After's
-	period int64       // a Ticker's period in nanoseconds, zero for a Timer; guarded by s.mu
-	next   int64       // a Ticker's grid point pending, nanoseconds since the wheel's epoch; guarded by s.mu
-	young  bool        // listed in s.nursery, s.survivors or s.promoting; guarded by s.mu
-	gone   atomic.Bool // once promoted: set by the channel's finalizer; chp must not be used from then on (see channel)
-	reap   *node       // next in the shard's gone list; written by collected before it pushes the node, read under s.mu
+	t      Timer              // first: the wheel's link; t.f is nil, which marks a node; t.C is the channel while the node is young; t.p is the *shard the timer was started on
+	ch     weak.Pointer[byte] // once promoted: the channel's runtime object
+	chp    uintptr            // the channel's address, to tell it from another (holds); not a reference
+	owner  uintptr            // the address of the Timer or Ticker the user holds, to tell it from a copy (it does not keep it alive); 0 for After's
+	period int64              // a Ticker's period in nanoseconds, zero for a Timer; guarded by s.mu
+	next   int64              // a Ticker's grid point pending, nanoseconds since the wheel's epoch; guarded by s.mu
+	young  bool               // listed in s.nursery, s.survivors or s.promoting; guarded by s.mu
 }
 
 // youngBatch is how many young nodes a shard schedules between two
@@ -95,70 +99,52 @@ func (n *node) scheduleLocked(when, ns int64) {
 	}
 }
 
-// special sets the finalizer that takes the node off the wheel once its
-// channel is unreachable (see collected). The node holds the channel
-// strongly meanwhile. It needs no lock: chp never changes. It is called
-// once per node: a finalizer set twice panics.
-func (n *node) special() {
-	runtime.SetFinalizer(*(**byte)(unsafe.Pointer(&n.chp)), n.collected)
+// special makes the weak pointer to the node's channel and attaches the
+// cleanup that takes the node off the wheel once the channel is
+// collected. The node holds the channel strongly meanwhile. It needs no
+// lock: chp never changes.
+func (n *node) special() weak.Pointer[byte] {
+	p := *(**byte)(unsafe.Pointer(&n.chp))
+	runtime.AddCleanup(p, (*node).collected, n)
+	return weak.Make(p)
 }
 
-// commitLocked promotes the node whose special is set: from now on it
-// holds its channel by address only. A node stopped since is promoted
-// all the same.
-func (n *node) commitLocked() {
+// commitLocked promotes the node with the weak pointer special made:
+// from now on it holds its channel only through it. A node stopped
+// since is promoted all the same: its special is made.
+func (n *node) commitLocked(ch weak.Pointer[byte]) {
 	lockcheck.Held(&n.shard().mu, "node.commitLocked")
 	n.young = false
+	if n.t.C == nil {
+		return // promoted already
+	}
+	n.ch = ch
 	n.t.C = nil
 }
 
-// collected is the finalizer of the node's channel: it runs on the
-// runtime's finalizer goroutine once the channel is unreachable. It marks
-// the node gone and lists it for its shard to take it off the wheel (see
-// shard.reapLocked), so that a forgotten ticker stops costing wakeups,
-// and Len counts only timers someone can still see fire. The channel is
-// not freed before a collection that starts after collected has returned.
-//
-// It takes no lock: the runtime runs every finalizer of the process on
-// that one goroutine, one after another, and a forgotten timer goes
-// within three back-to-back collections only if its finalizer has run
-// before the third starts. A goroutine of the shard's takes the lock
-// for it, and for every node listed meanwhile (see shard.reaper).
-func (n *node) collected(*byte) {
-	n.gone.Store(true)
+// collected runs on a runtime cleanup goroutine once the node's channel
+// has been collected. It takes the node off the wheel, so that a
+// forgotten ticker stops costing wakeups, and Len counts only timers
+// someone can still see fire.
+func (n *node) collected() {
 	s := n.shard()
-	for {
-		head := s.gone.Load()
-		n.reap = head
-		if s.gone.CompareAndSwap(head, n) {
-			break
-		}
+	s.mu.Lock()
+	if s.cancelLocked(&n.t.e) {
+		s.collected++
 	}
-	if s.reaping.CompareAndSwap(false, true) {
-		go s.reaper()
-	}
+	s.mu.Unlock()
 }
 
-// channel returns the node's channel, or nil if it is unreachable. mu of
-// the node's shard is held.
+// channel returns the node's channel, or nil if it has been collected.
 func (n *node) channel() chan time.Time {
 	if n.t.C != nil {
 		return *(*chan time.Time)(unsafe.Pointer(&n.t.C)) // made bidirectional, stored receive-only
 	}
-	// A promoted node holds its channel by address: the channel's
-	// finalizer keeps it from being freed until the finalizer has run
-	// (see collected). So the address is a channel while gone is unset,
-	// and stays one, on this goroutine's stack, if gone is still unset
-	// once it is read. The first check keeps a freed address off the
-	// stack.
-	if n.gone.Load() {
+	p := n.ch.Value()
+	if p == nil {
 		return nil
 	}
-	c := *(*chan time.Time)(unsafe.Pointer(&n.chp))
-	if n.gone.Load() {
-		return nil
-	}
-	return c
+	return *(*chan time.Time)(unsafe.Pointer(&p))
 }
 
 // holds reports whether c, the channel of the Timer or Ticker a caller

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/timewheel/timewheel/internal/lockcheck"
 	"github.com/timewheel/timewheel/queue"
@@ -63,10 +64,8 @@ type shard struct {
 	armed    atomic.Int64 // written under mu, or claimed by the driver; the tick this shard asked the driver to wake it at, or notArmed
 	expiring atomic.Bool  // written under mu: fire is in the engine's Expire, sending on channels
 	_        [64 - 8 - 4]byte
-	dirty    atomic.Bool          // set by a producer every drainAt entries it posts, cleared under mu by the start that drains the inbox
-	gone     atomic.Pointer[node] // nodes whose channel was collected, linked by reap: pushed by their finalizers, taken under mu by reapLocked
-	reaping  atomic.Bool          // a reaper goroutine is running or about to
-	_        [64 - 20]byte
+	dirty    atomic.Bool // set by a producer every drainAt entries it posts, cleared under mu by the start that drains the inbox
+	_        [64 - 4]byte
 
 	mu         sync.Mutex
 	idle       sync.Cond    // signalled when firing goes false; uses mu
@@ -391,23 +390,28 @@ func (s *shard) ageLocked() {
 }
 
 // promoteLocked promotes the nodes ageLocked or promote left in
-// promoting, until there are none. It sets their finalizers, the
-// costly part, with mu released: until it takes mu again,
+// promoting, until there are none. It makes their weak pointers and
+// cleanups, the costly part, with mu released: until it takes mu again,
 // each node holds its channel strongly, so the channel cannot be
 // collected under it. O(nodes).
 func (s *shard) promoteLocked() {
 	lockcheck.Held(&s.mu, "shard.promoteLocked")
+	var buf [2 * youngBatch]weak.Pointer[byte]
 	for len(s.promoting) > 0 {
 		batch := s.promoting
 		s.promoting = s.spareNodes[:0]
 		s.spareNodes = nil
 		s.mu.Unlock()
+		weaks := buf[:0]
+		if len(batch) > len(buf) {
+			weaks = make([]weak.Pointer[byte], 0, len(batch))
+		}
 		for _, n := range batch {
-			n.special()
+			weaks = append(weaks, n.special())
 		}
 		s.mu.Lock()
 		for i, n := range batch {
-			n.commitLocked()
+			n.commitLocked(weaks[i])
 			batch[i] = nil
 		}
 		if s.spareNodes == nil {
@@ -421,7 +425,6 @@ func (s *shard) promoteLocked() {
 // is collected within the next collections. O(youngBatch).
 func (s *shard) promote() {
 	s.mu.Lock()
-	s.reapLocked()
 	for _, young := range [...]*[]*node{&s.nursery, &s.survivors} {
 		for i, n := range *young {
 			if n.t.e.Pending() {
@@ -433,40 +436,8 @@ func (s *shard) promote() {
 		}
 		*young = (*young)[:0]
 	}
-	s.promoteLocked() // on a runtime cleanup goroutine already
+	s.promoteLocked() // on the runtime's cleanup goroutine already
 	s.mu.Unlock()
-}
-
-// reaper runs reapLocked for the finalizers that set reaping, and for
-// those that push while it runs: the node a finalizer pushes after the
-// last reapLocked finds reaping still set, so the loop checks again
-// once it has cleared it.
-func (s *shard) reaper() {
-	for {
-		s.mu.Lock()
-		s.reapLocked()
-		s.mu.Unlock()
-		s.reaping.Store(false)
-		if s.gone.Load() == nil || !s.reaping.CompareAndSwap(false, true) {
-			return
-		}
-	}
-}
-
-// reapLocked takes off the wheel the nodes whose channel's finalizer
-// has run (see node.collected). The reaper runs it, and so do Len, Stats
-// and the end of each collection. O(nodes).
-func (s *shard) reapLocked() {
-	lockcheck.Held(&s.mu, "shard.reapLocked")
-	n := s.gone.Swap(nil)
-	for n != nil {
-		next := n.reap
-		n.reap = nil
-		if s.cancelLocked(&n.t.e) {
-			s.collected++
-		}
-		n = next
-	}
 }
 
 // close drops the shard's pending timers and withdraws its wake. If wait

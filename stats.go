@@ -44,7 +44,7 @@ type Stats struct {
 	// too. It is Lateness.Count().
 	Fired uint64
 	// Collected counts channel timers and tickers removed from the wheel
-	// because nothing referenced them any more (see [Timer]). The finalizer
+	// because nothing referenced them any more (see [Timer]). The cleanup
 	// of their channel removed them, or they fell due with it gone.
 	Collected uint64
 	// Discarded is the number of pending timers Close dropped: see

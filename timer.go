@@ -27,7 +27,7 @@ import (
 // Nothing means not the Timer, not C, and no goroutine blocked receiving
 // from it. Whatever its duration, a forgotten one goes within three
 // back-to-back collections, as Go's own test asks. Under the race
-// detector the runtime runs the finalizers this relies on several
+// detector the runtime runs the cleanups this relies on several
 // collections late. An AfterFunc timer stays pending until it fires or
 // is stopped, as in package time.
 //
@@ -137,7 +137,7 @@ func init() {
 // A channel timer costs more than an AfterFunc timer: its channel and a
 // node for the wheel to hold. If it is still pending after its shard
 // has started some more timers, or when a garbage collection ends, it
-// also costs a finalizer on its channel (see [Timer]).
+// also costs a weak pointer and a cleanup on its channel (see [Timer]).
 // BenchmarkChanPatterns measures it beside package time.
 //
 //go:noinline
@@ -260,8 +260,8 @@ func (t *Timer) Reset(d time.Duration) bool {
 
 // keepAlive keeps the Timer or Ticker p, and so its channel C, alive
 // to the end of the Stop or Reset that calls it last. A channel timer's
-// node holds C by address once promoted, and C's finalizer cancels the
-// timer once nothing else references C (see node). Without it, the Timer being dead to the
+// node holds C weakly once promoted, and a cleanup cancels the timer once
+// C is collected (see node). Without it, the Timer being dead to the
 // compiler after its last use, a collection during the call could cancel
 // the timer under it and the call report false for a timer that was
 // pending (TestStopRacesPromotion did, about one run in ten).
