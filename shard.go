@@ -122,7 +122,7 @@ func (s *shard) startAt(e *queue.Entry, n *node, when, ns int64) {
 		switch {
 		case e != nil:
 			s.scheduleLocked(e, when, ns)
-		case n.period > 0:
+		case n.ticker:
 			n.startGridLocked(ns)
 		default:
 			n.scheduleLocked(when, ns)

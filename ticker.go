@@ -101,7 +101,7 @@ func (tk *Ticker) Reset(d time.Duration) {
 	if c := n.channel(); c != nil {
 		drain(c)
 	}
-	n.period = int64(d)
+	n.grid().period = int64(d)
 	if !s.closed {
 		s.resets++
 		n.startGridLocked(ns)
