@@ -59,10 +59,27 @@ type timerCtx struct {
 	cancelInner context.CancelCauseFunc
 	done        atomic.Value // chan struct{}, without inner: made by Done or finish, closed by finish
 
-	mu       sync.Mutex
-	after    map[*afterFunc]struct{} // guarded by mu; funcs registered by AfterFunc
-	stop     func() bool             // guarded by mu; stops the AfterFunc on inner that serves after
-	causeCtx context.Context         // guarded by mu; a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
+	mu    sync.Mutex
+	extra *ctxExtra // guarded by mu; made by the first AfterFunc or cancelCtxValue that needs it
+}
+
+// ctxExtra is what few contexts need: a derived context or an AfterFunc,
+// or the cause a child of package context's looks up. Kept apart, it
+// leaves timerCtx 16 bytes smaller, a size class down (TestContextSize).
+// Its fields are guarded by the timerCtx's mu.
+type ctxExtra struct {
+	after    map[*afterFunc]struct{} // funcs registered by AfterFunc
+	stop     func() bool             // stops the AfterFunc on inner that serves after
+	causeCtx context.Context         // a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
+}
+
+// extraLocked returns c's ctxExtra, made now if it was not yet.
+func (c *timerCtx) extraLocked() *ctxExtra {
+	lockcheck.Held(&c.mu, "timerCtx.extraLocked")
+	if c.extra == nil {
+		c.extra = new(ctxExtra)
+	}
+	return c.extra
 }
 
 type afterFunc struct{ f func() }
@@ -159,8 +176,9 @@ func (c *timerCtx) finish(how uint32, cause error) {
 		return
 	}
 	// how is set before Done is closed: whoever sees Done closed sees how.
-	if c.stop != nil {
-		c.stop() // the funcs run here, not on a goroutine
+	x := c.extra
+	if x != nil && x.stop != nil {
+		x.stop() // the funcs run here, not on a goroutine
 	}
 	if c.in.Load() {
 		c.cancelInner(cause)
@@ -169,8 +187,10 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	} else {
 		c.done.Store(closedChan)
 	}
-	after := c.after
-	c.after = nil
+	var after map[*afterFunc]struct{}
+	if x != nil {
+		after, x.after = x.after, nil
+	}
 	c.mu.Unlock()
 	for a := range after {
 		a.f()
@@ -261,16 +281,17 @@ func (c *timerCtx) cancelCtxValue() any {
 	if how == byParent || how == canceled && c.in.Load() {
 		return c.innerLocked().Value(cancelCtxKey)
 	}
-	if c.causeCtx == nil {
+	x := c.extraLocked()
+	if x.causeCtx == nil {
 		cause := c.cause
 		if how != timedOut {
 			cause = context.Canceled
 		}
 		var cancel context.CancelCauseFunc
-		c.causeCtx, cancel = context.WithCancelCause(context.Background())
+		x.causeCtx, cancel = context.WithCancelCause(context.Background())
 		cancel(cause)
 	}
-	return c.causeCtx.Value(cancelCtxKey)
+	return x.causeCtx.Value(cancelCtxKey)
 }
 
 // AfterFunc arranges to call f once the context is done, and returns a
@@ -292,19 +313,20 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 		return func() bool { return false }
 	}
 	a := &afterFunc{f: f}
-	if c.after == nil {
-		c.after = make(map[*afterFunc]struct{})
+	x := c.extraLocked()
+	if x.after == nil {
+		x.after = make(map[*afterFunc]struct{})
 	}
-	c.after[a] = struct{}{}
-	if c.stop == nil && c.cancelable {
-		c.stop = context.AfterFunc(c.innerLocked(), c.parentDone)
+	x.after[a] = struct{}{}
+	if x.stop == nil && c.cancelable {
+		x.stop = context.AfterFunc(c.innerLocked(), c.parentDone)
 	}
 	c.mu.Unlock()
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		_, ok := c.after[a]
-		delete(c.after, a)
+		_, ok := x.after[a]
+		delete(x.after, a)
 		return ok
 	}
 }
@@ -313,8 +335,8 @@ func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
 // finish: when the parent was canceled.
 func (c *timerCtx) parentDone() {
 	c.mu.Lock()
-	after := c.after
-	c.after = nil
+	after := c.extra.after // AfterFunc made extra before it set this up
+	c.extra.after = nil
 	c.mu.Unlock()
 	for a := range after {
 		a.f()
