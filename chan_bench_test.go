@@ -3,6 +3,7 @@ package timewheel_test
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -18,19 +19,23 @@ import (
 //	go test -run '^$' -bench 'Chan(Patterns|Floor)' -count 6 . > chan.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl chan.txt
 //
-// Each pattern has a floor (impl=floor): the least any library must do
-// for it, so that a reader sees how far each figure is from what is
-// possible. Every floor allocates a channel as NewTimer does; where a
-// value must wait for a goroutine, it pays the same hand-off.
+// Each pattern has a floor (impl=floor, see floorTimer): the least any
+// library must do for it, so that a reader sees how far each figure is
+// from what is possible. Every floor allocates a channel as NewTimer
+// does; where a value must wait for a goroutine, it pays the same
+// hand-off.
 
 // chanImpl is one contender of BenchmarkChanPatterns. Its timers and
 // tickers are pointers in interfaces: no allocation of the benchmark's
 // own.
 type chanImpl struct {
-	name      string
-	newTimer  func(time.Duration) (stopper, <-chan time.Time)
-	after     func(time.Duration) <-chan time.Time
-	newTicker func(time.Duration) interface{ Stop() }
+	name     string
+	newTimer func(time.Duration) (stopper, <-chan time.Time)
+	// newLasting is newTimer for a timer that outlives a collection while
+	// pending (churn): the floor pays a special for it.
+	newLasting func(time.Duration) (stopper, <-chan time.Time)
+	after      func(time.Duration) <-chan time.Time
+	newTicker  func(time.Duration) interface{ Stop() }
 }
 
 var chanImpls = []chanImpl{
@@ -52,7 +57,114 @@ var chanImpls = []chanImpl{
 		after:     timewheel.After,
 		newTicker: func(d time.Duration) interface{ Stop() } { return timewheel.NewTicker(d) },
 	},
+	{
+		name: "floor",
+		newTimer: func(d time.Duration) (stopper, <-chan time.Time) {
+			t := floorStart(d, false, true)
+			return t, t.C
+		},
+		newLasting: func(d time.Duration) (stopper, <-chan time.Time) {
+			t := floorStart(d, true, true)
+			sinkHolder = new([6]int64) // the caller's object: t is the wheel's
+			return t, t.C
+		},
+		after:     func(d time.Duration) <-chan time.Time { return floorStart(d, true, false).C },
+		newTicker: func(d time.Duration) interface{ Stop() } { return (*floorTicker)(floorStart(d, false, true)) },
+	},
 }
+
+func init() {
+	for i := range chanImpls {
+		if chanImpls[i].newLasting == nil {
+			chanImpls[i].newLasting = chanImpls[i].newTimer
+		}
+	}
+}
+
+// floorTimer is what impl=floor makes: the least a library must do for a
+// timer in each pattern, and no more. It is not a timer: it never fires.
+//   - Every timer reads the clock for its deadline and allocates its
+//     channel and one object, which a wheel links (48 bytes, as an
+//     AfterFunc Timer). NewTimer's object could be the caller's one
+//     while the timer is young; After's caller holds the channel alone.
+//   - The first timer of an empty wheel sets the wheel's one runtime
+//     timer under a lock, and the Stop that empties it stops it, so that
+//     an idle wheel never wakes (timer-stop, timer-blocked-stop,
+//     ticker-stop).
+//   - A lasting one, still pending after a collection (every After
+//     dropped pending, the churn's), needs one runtime special on its
+//     channel, the fewest that lets the collector tell the wheel it is
+//     gone; the wheel's object is then its own, apart from the caller's
+//     (churn).
+//   - An After dropped pending is never stopped: its wheel is never
+//     empty, so it does not count itself.
+//
+// Its insert and remove, O(1), count as an atomic add or a
+// compare-and-swap.
+type floorTimer struct {
+	_       [2]unsafe.Pointer // a wheel's links
+	when    atomic.Int64      // the deadline, in nanoseconds since floorEpoch; 0 once stopped
+	C       <-chan time.Time
+	counted bool // counted in floorPending: its Stop counts it out
+}
+
+// floorDriver is the floors' wheel's runtime timer, set while
+// floorPending is above zero.
+var floorDriver = struct {
+	sync.Mutex
+	t *time.Timer
+}{t: time.AfterFunc(time.Hour, func() {})}
+
+var (
+	floorEpoch   = time.Now()
+	floorPending atomic.Int64
+)
+
+func init() { floorDriver.t.Stop() }
+
+// floorStart starts a floorTimer due in d: a lasting one with its
+// special or not, counted in floorPending or not (see floorTimer).
+func floorStart(d time.Duration, lasting, counted bool) *floorTimer {
+	c := make(chan time.Time, 1)
+	t := &floorTimer{C: c, counted: counted}
+	t.when.Store(int64(time.Since(floorEpoch) + d))
+	if lasting {
+		sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))))
+	}
+	if counted && floorPending.Add(1) == 1 {
+		floorDriver.Lock()
+		floorDriver.t.Reset(d)
+		floorDriver.Unlock()
+	}
+	return t
+}
+
+// sinkHolder keeps the lasting floors' objects from being optimised away.
+var sinkHolder *[6]int64
+
+func (t *floorTimer) Stop() bool {
+	if t.when.Swap(0) == 0 {
+		return false
+	}
+	if t.counted && floorPending.Add(-1) == 0 {
+		floorDriver.Lock()
+		floorDriver.t.Stop()
+		floorDriver.Unlock()
+	}
+	return true
+}
+
+// Reset postpones t as a lock-free Reset to a later deadline does: a
+// clock read and a compare-and-swap.
+func (t *floorTimer) Reset(d time.Duration) bool {
+	old := t.when.Load()
+	return t.when.CompareAndSwap(old, int64(time.Since(floorEpoch)+d)) && old != 0
+}
+
+// floorTicker is a floorTimer as a Ticker, whose Stop returns nothing.
+type floorTicker floorTimer
+
+func (t *floorTicker) Stop() { (*floorTimer)(t).Stop() }
 
 // server answers each request on its channel, as a goroutine holding a
 // connection or a lock does; it ends when reqs is closed.
@@ -70,7 +182,9 @@ func server(reqs chan chan int) {
 //     goroutine answers (a request with a timeout);
 //   - timer-blocked-stop: NewTimer(5s), the same wait, then Stop, as code
 //     that cleans up after itself does;
-//   - timer-stop: NewTimer(d) and Stop at once, at 5 s and at an hour;
+//   - timer-stop: NewTimer(d) and Stop at once, at 5 s and at an hour,
+//     and at an hour with 1e3 timers pending due 10 to 60 s out, as in a
+//     server, where the start and stop set no runtime timer;
 //   - ticker-stop: NewTicker(1s) and Stop;
 //   - reset: one Timer, Reset(5s) again and again;
 //   - churn: 1e5 pending channel timers due 10 to 60 s out; stop a random
@@ -167,6 +281,20 @@ var chanPatterns = []struct {
 			t.Stop()
 		}
 	}},
+	{"timer-stop/d=1h/pending=1e3", func(b *testing.B, impl chanImpl, mark func()) {
+		const n = 1_000
+		r := rng(n)
+		timers := make([]stopper, n)
+		for i := range timers {
+			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
+		}
+		defer stopAll(timers)
+		mark()
+		for b.Loop() {
+			t, _ := impl.newTimer(time.Hour)
+			t.Stop()
+		}
+	}},
 	{"ticker-stop", func(b *testing.B, impl chanImpl, mark func()) {
 		for b.Loop() {
 			impl.newTicker(time.Second).Stop()
@@ -184,14 +312,14 @@ var chanPatterns = []struct {
 		r := rng(n)
 		timers := make([]stopper, n)
 		for i := range timers {
-			timers[i], _ = impl.newTimer(r.between(10*time.Second, 60*time.Second))
+			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
 		}
 		defer stopAll(timers)
 		mark()
 		for b.Loop() {
 			i := r.next() % n
 			timers[i].Stop()
-			timers[i], _ = impl.newTimer(r.between(10*time.Second, 60*time.Second))
+			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
 		}
 	}},
 }
