@@ -94,8 +94,8 @@ func init() {
 //   - A lasting one, still pending after a collection (every After
 //     dropped pending, the churn's), needs one runtime special on its
 //     channel, the fewest that lets the collector tell the wheel it is
-//     gone; the wheel's object is then its own, apart from the caller's
-//     (churn).
+//     gone, made in a batch in the cheapest order (floorSpecial); the
+//     wheel's object is then its own, apart from the caller's (churn).
 //   - An After dropped pending is never stopped: its wheel is never
 //     empty, so it does not count itself.
 //
@@ -129,7 +129,7 @@ func floorStart(d time.Duration, lasting, counted bool) *floorTimer {
 	t := &floorTimer{C: c, counted: counted}
 	t.when.Store(int64(time.Since(floorEpoch) + d))
 	if lasting {
-		sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&c))))
+		floorSpecial(c)
 	}
 	if counted && floorPending.Add(1) == 1 {
 		floorDriver.Lock()
@@ -137,6 +137,32 @@ func floorStart(d time.Duration, lasting, counted bool) *floorTimer {
 		floorDriver.Unlock()
 	}
 	return t
+}
+
+// floorBatches holds the lasting floors' channels until a batch of 64 is
+// full, per processor. Their specials are then made from the last down,
+// the cheapest order: the runtime keeps a span's specials in a list by
+// address, and a new one walks it from the lowest (see promoteLocked).
+var floorBatches = sync.Pool{New: func() any { return new(floorBatch) }}
+
+type floorBatch struct {
+	n int
+	c [64]chan time.Time
+}
+
+// floorSpecial makes the one special of a lasting floor's channel c, in
+// a batch.
+func floorSpecial(c chan time.Time) {
+	b := floorBatches.Get().(*floorBatch)
+	b.c[b.n] = c
+	if b.n++; b.n == len(b.c) {
+		for i := len(b.c) - 1; i >= 0; i-- {
+			sinkWeak = weak.Make((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&b.c[i]))))
+			b.c[i] = nil
+		}
+		b.n = 0
+	}
+	floorBatches.Put(b)
 }
 
 // sinkHolder keeps the lasting floors' objects from being optimised away.
