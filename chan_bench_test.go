@@ -314,12 +314,7 @@ var chanPatterns = []struct {
 		}
 	}},
 	{"timer-stop/d=1h/pending=1e3", func(b *testing.B, impl chanImpl, mark func()) {
-		const n = 1_000
-		r := rng(n)
-		timers := make([]stopper, n)
-		for i := range timers {
-			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
-		}
+		timers, _ := pendingChan(impl, 1_000)
 		defer stopAll(timers)
 		mark()
 		for b.Loop() {
@@ -341,11 +336,7 @@ var chanPatterns = []struct {
 	}},
 	{"churn/n=1e5", func(b *testing.B, impl chanImpl, mark func()) {
 		const n = 100_000
-		r := rng(n)
-		timers := make([]stopper, n)
-		for i := range timers {
-			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
-		}
+		timers, r := pendingChan(impl, n)
 		defer stopAll(timers)
 		mark()
 		for b.Loop() {
@@ -354,6 +345,17 @@ var chanPatterns = []struct {
 			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
 		}
 	}},
+}
+
+// pendingChan starts n lasting channel timers of impl, due 10 to 60 s
+// out, and returns them with the generator that drew their durations.
+func pendingChan(impl chanImpl, n int) ([]stopper, *rng) {
+	r := rng(n)
+	timers := make([]stopper, n)
+	for i := range timers {
+		timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
+	}
+	return timers, &r
 }
 
 // BenchmarkChanMemory reports the heap bytes per pending NewTimer(1h)
