@@ -26,13 +26,20 @@ var defaultWheel = sync.OnceValue(func() *Wheel {
 // AfterFunc is Default().AfterFunc: a drop-in for time.AfterFunc.
 func AfterFunc(d time.Duration, f func()) *Timer { return Default().AfterFunc(d, f) }
 
-// NewTimer is Default().NewTimer: a drop-in for time.NewTimer.
+// NewTimer is Default().NewTimer: a drop-in for time.NewTimer. Started and
+// stopped with no other timer pending, it costs more than package time's
+// (BenchmarkChanPatterns): it sets and stops the wheel's runtime timer.
 func NewTimer(d time.Duration) *Timer { return Default().NewTimer(d) }
 
-// After is Default().After: a drop-in for time.After.
+// After is Default().After: a drop-in for time.After. An After dropped
+// before it fires, in a select that mostly takes another case, costs
+// several times package time's (BenchmarkChanPatterns): there, keep
+// time.After.
 func After(d time.Duration) <-chan time.Time { return Default().After(d) }
 
-// NewTicker is Default().NewTicker: a drop-in for time.NewTicker.
+// NewTicker is Default().NewTicker: a drop-in for time.NewTicker. Started
+// and stopped with no other timer pending, it costs more than package
+// time's, as NewTimer does.
 func NewTicker(d time.Duration) *Ticker { return Default().NewTicker(d) }
 
 // Tick is Default().Tick: a drop-in for time.Tick, nil for d ≤ 0.
