@@ -5,6 +5,7 @@ import (
 	"expvar"
 	"fmt"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,13 +14,20 @@ import (
 	"github.com/timewheel/timewheel/wheelvar"
 )
 
+// publishRuns counts the runs of TestPublish.
+var publishRuns int
+
 // TestPublish: the published variable is the wheel's Stats as JSON, read
 // anew at each request of /debug/vars.
 func TestPublish(t *testing.T) {
+	// expvar names last for the process: a fresh one for each run, so
+	// that -count=2 works.
+	publishRuns++
+	name := fmt.Sprintf("test_wheel_%d", publishRuns)
 	clk := clock.NewVirtual(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
 	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
 	defer w.Close()
-	wheelvar.Publish("test_wheel", w)
+	wheelvar.Publish(name, w)
 	for range 5 {
 		w.AfterFunc(time.Second, func() {})
 	}
@@ -28,26 +36,36 @@ func TestPublish(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	expvar.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/debug/vars", nil))
-	var vars struct {
-		Wheel timewheel.Stats `json:"test_wheel"`
-	}
+	var vars map[string]json.RawMessage
 	if err := json.Unmarshal(rec.Body.Bytes(), &vars); err != nil {
 		t.Fatalf("/debug/vars: %v\n%s", err, rec.Body)
 	}
-	if got, want := vars.Wheel, w.Stats(); got != want {
-		t.Fatalf("published %+v, want %+v", got, want)
+	var st timewheel.Stats
+	if err := json.Unmarshal(vars[name], &st); err != nil {
+		t.Fatalf("/debug/vars[%q]: %v\n%s", name, err, rec.Body)
 	}
-	if st := vars.Wheel; st.Started != 6 || st.Stopped != 1 || st.Fired != 5 || st.Lateness.Tick != time.Millisecond {
+	if want := w.Stats(); st != want {
+		t.Fatalf("published %+v, want %+v", st, want)
+	}
+	if st.Started != 6 || st.Stopped != 1 || st.Fired != 5 || st.Lateness.Tick != time.Millisecond {
 		t.Fatalf("published %+v", st)
 	}
 }
 
-// Publishing the default wheel, as a service does once at start-up.
+// publishDefault publishes the default wheel once per process.
+var publishDefault sync.Once
+
+// Publishing the default wheel, as a service does once at start-up: a
+// name is published once per process, hence the sync.Once.
 func ExamplePublish() {
-	wheelvar.Publish("timewheel_default", timewheel.Default())
+	publishDefault.Do(func() { wheelvar.Publish("timewheel_default", timewheel.Default()) })
+	read := func() (st timewheel.Stats) {
+		json.Unmarshal([]byte(expvar.Get("timewheel_default").String()), &st)
+		return st
+	}
+	before := read()
 	timewheel.AfterFunc(time.Hour, func() {}).Stop()
-	var st timewheel.Stats
-	json.Unmarshal([]byte(expvar.Get("timewheel_default").String()), &st)
-	fmt.Println("started", st.Started, "stopped", st.Stopped)
+	after := read()
+	fmt.Println("started", after.Started-before.Started, "stopped", after.Stopped-before.Stopped)
 	// Output: started 1 stopped 1
 }
