@@ -137,13 +137,19 @@ func TestMoveToShards(t *testing.T) {
 	}
 }
 
+// clusterMoveRuns counts the runs of TestClusterMoveToShards.
+var clusterMoveRuns int
+
 // On a cluster, MoveToShards moves a queue of one shard's jobs to three
 // shards on three primaries: each script runs on its own shard's node.
 func TestClusterMoveToShards(t *testing.T) {
 	c := redisserver.SharedCluster(t)
 	rdb := clusterClient(t, c)
 	ctx := context.Background()
-	const name = "c-move-to-3"
+	// The cluster lasts for the process: a fresh queue for each run, so
+	// that -count=2 works.
+	clusterMoveRuns++
+	name := fmt.Sprint("c-move-to-3-", clusterMoveRuns)
 	old := newQueue(t, rdb, durable.WithName(name), durable.WithKinds("k"))
 	at := time.Now().Add(time.Hour)
 	want := 0
