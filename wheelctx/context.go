@@ -57,7 +57,7 @@ type timerCtx struct {
 	how         atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
 	inner       context.Context
 	cancelInner context.CancelCauseFunc
-	done        atomic.Value // chan struct{}, without inner: made by Done or finish, closed by finish
+	done        atomic.Pointer[byte] // the Done channel's runtime object, without inner: made by Done or finish, closed by finish (see loadDone)
 
 	mu    sync.Mutex
 	extra *ctxExtra // guarded by mu; made by the first AfterFunc or cancelCtxValue that needs it
@@ -182,10 +182,10 @@ func (c *timerCtx) finish(how uint32, cause error) {
 	}
 	if c.in.Load() {
 		c.cancelInner(cause)
-	} else if d, _ := c.done.Load().(chan struct{}); d != nil {
+	} else if d := c.loadDone(); d != nil {
 		close(d)
 	} else {
-		c.done.Store(closedChan)
+		c.storeDone(closedChan)
 	}
 	var after map[*afterFunc]struct{}
 	if x != nil {
@@ -204,24 +204,43 @@ func (c *timerCtx) Done() <-chan struct{} {
 	if c.in.Load() {
 		return c.inner.Done()
 	}
-	if d, _ := c.done.Load().(chan struct{}); d != nil {
+	if d := c.loadDone(); d != nil {
 		return d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d, _ := c.done.Load().(chan struct{}); d != nil {
+	if d := c.loadDone(); d != nil {
 		return d
 	}
 	if c.how.Load() != open {
-		c.done.Store(closedChan) // finished before anything asked
+		c.storeDone(closedChan) // finished before anything asked
 		return closedChan
 	}
 	if c.cancelable {
 		return c.innerLocked().Done()
 	}
 	d := make(chan struct{})
-	c.done.Store(d)
+	c.storeDone(d)
 	return d
+}
+
+// loadDone returns c's own Done channel, or nil if it has none yet. A
+// channel is one pointer, to its runtime object: done holds that, which
+// keeps the channel alive, so that setting it is one atomic store where
+// an atomic.Value's first Store pins the processor and takes two
+// (BenchmarkCreateCancel).
+func (c *timerCtx) loadDone() chan struct{} {
+	p := c.done.Load()
+	return *(*chan struct{})(unsafe.Pointer(&p))
+}
+
+// The casts of loadDone and storeDone rely on a channel being one
+// pointer: this fails to compile (index out of range) if it is not.
+var _ = [1]struct{}{}[unsafe.Sizeof(make(chan struct{}))-unsafe.Sizeof(unsafe.Pointer(nil))]
+
+// storeDone sets c's own Done channel to d (see loadDone).
+func (c *timerCtx) storeDone(d chan struct{}) {
+	c.done.Store(*(**byte)(unsafe.Pointer(&d)))
 }
 
 // Deadline returns the context's deadline, on the wheel's clock.
