@@ -32,7 +32,8 @@ type chanImpl struct {
 	name     string
 	newTimer func(time.Duration) (stopper, <-chan time.Time)
 	// newLasting is newTimer for a timer that outlives a collection while
-	// pending (churn): the floor pays a special for it.
+	// pending (churn), where it differs: the floor pays a special for it.
+	// Nil for the others (see lasting).
 	newLasting func(time.Duration) (stopper, <-chan time.Time)
 	after      func(time.Duration) <-chan time.Time
 	newTicker  func(time.Duration) interface{ Stop() }
@@ -57,27 +58,31 @@ var chanImpls = []chanImpl{
 		after:     timewheel.After,
 		newTicker: func(d time.Duration) interface{ Stop() } { return timewheel.NewTicker(d) },
 	},
-	{
-		name: "floor",
-		newTimer: func(d time.Duration) (stopper, <-chan time.Time) {
-			t := floorStart(d, false, true)
-			return t, t.C
-		},
-		newLasting: func(d time.Duration) (stopper, <-chan time.Time) {
-			t := &floorHeld{t: floorStart(d, true, true)}
-			return t, t.t.C
-		},
-		after:     func(d time.Duration) <-chan time.Time { return floorStart(d, true, false).C },
-		newTicker: func(d time.Duration) interface{ Stop() } { return (*floorTicker)(floorStart(d, false, true)) },
-	},
+	floorChan,
 }
 
-func init() {
-	for i := range chanImpls {
-		if chanImpls[i].newLasting == nil {
-			chanImpls[i].newLasting = chanImpls[i].newTimer
-		}
+// floorChan is the floor of every pattern (see floorTimer).
+var floorChan = chanImpl{
+	name: "floor",
+	newTimer: func(d time.Duration) (stopper, <-chan time.Time) {
+		t := floorStart(d, false, true)
+		return t, t.C
+	},
+	newLasting: func(d time.Duration) (stopper, <-chan time.Time) {
+		t := &floorHeld{t: floorStart(d, true, true)}
+		return t, t.t.C
+	},
+	after:     func(d time.Duration) <-chan time.Time { return floorStart(d, true, false).C },
+	newTicker: func(d time.Duration) interface{ Stop() } { return (*floorTicker)(floorStart(d, false, true)) },
+}
+
+// lasting starts a channel timer of impl that outlives a collection
+// while pending: newLasting's, or newTimer's where the two are one.
+func (impl chanImpl) lasting(d time.Duration) (stopper, <-chan time.Time) {
+	if impl.newLasting != nil {
+		return impl.newLasting(d)
 	}
+	return impl.newTimer(d)
 }
 
 // floorTimer is what impl=floor makes: the least a library must do for a
@@ -342,7 +347,7 @@ var chanPatterns = []struct {
 		for b.Loop() {
 			i := r.next() % n
 			timers[i].Stop()
-			timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
+			timers[i], _ = impl.lasting(r.between(10*time.Second, 60*time.Second))
 		}
 	}},
 }
@@ -353,7 +358,7 @@ func pendingChan(impl chanImpl, n int) ([]stopper, *rng) {
 	r := rng(n)
 	timers := make([]stopper, n)
 	for i := range timers {
-		timers[i], _ = impl.newLasting(r.between(10*time.Second, 60*time.Second))
+		timers[i], _ = impl.lasting(r.between(10*time.Second, 60*time.Second))
 	}
 	return timers, &r
 }
@@ -370,7 +375,7 @@ func BenchmarkChanMemory(b *testing.B) {
 	}{
 		{"time", func(d time.Duration) stopper { return time.NewTimer(d) }},
 		{"timewheel", func(d time.Duration) stopper { return timewheel.NewTimer(d) }},
-		{"floor", func(d time.Duration) stopper { s, _ := chanImpls[2].newLasting(d); return s }},
+		{"floor", func(d time.Duration) stopper { s, _ := floorChan.lasting(d); return s }},
 	} {
 		b.Run("impl="+impl.name, func(b *testing.B) {
 			var perTimer float64

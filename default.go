@@ -28,7 +28,8 @@ func AfterFunc(d time.Duration, f func()) *Timer { return Default().AfterFunc(d,
 
 // NewTimer is Default().NewTimer: a drop-in for time.NewTimer. Started and
 // stopped with no other timer pending, it costs more than package time's
-// (BenchmarkChanPatterns): it sets and stops the wheel's runtime timer.
+// (BenchmarkChanPatterns): it sets and stops the wheel's runtime timer,
+// and allocates a node for the wheel besides the Timer.
 func NewTimer(d time.Duration) *Timer { return Default().NewTimer(d) }
 
 // After is Default().After: a drop-in for time.After. An After dropped

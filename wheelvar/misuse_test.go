@@ -10,8 +10,16 @@ import (
 	"github.com/timewheel/timewheel/wheelvar"
 )
 
-// runs counts the runs of TestMisuse.
-var runs int
+// names counts the expvar names fresh has made.
+var names int
+
+// fresh returns an expvar name made of prefix that no run of a test has
+// published yet: expvar names last for the process, so a test that
+// publishes one takes a fresh one each run, and -count=2 works.
+func fresh(prefix string) string {
+	names++
+	return fmt.Sprintf("%s_%d", prefix, names)
+}
 
 // newWheel returns a wheel closed at cleanup.
 func newWheel(t *testing.T) *timewheel.Wheel {
@@ -25,10 +33,7 @@ func newWheel(t *testing.T) *timewheel.Wheel {
 // /debug/vars is served; a name published twice panics with the package's
 // name; a closed wheel's Stats are still published.
 func TestMisuse(t *testing.T) {
-	// expvar names last for the process: fresh ones for each run, so
-	// that -count=2 works.
-	runs++
-	twice, closed := fmt.Sprintf("misuse_twice_%d", runs), fmt.Sprintf("misuse_closed_%d", runs)
+	twice, closed := fresh("misuse_twice"), fresh("misuse_closed")
 	const already = " is published already; expvar names are for the life of the process (publish each once, from main or a sync.Once)"
 	for _, m := range []misusetest.Case{
 		{Name: "Publish(name, nil)", Do: func(*testing.T) { wheelvar.Publish("misuse_nil", nil) },

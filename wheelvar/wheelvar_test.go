@@ -14,16 +14,10 @@ import (
 	"github.com/timewheel/timewheel/wheelvar"
 )
 
-// publishRuns counts the runs of TestPublish.
-var publishRuns int
-
 // TestPublish: the published variable is the wheel's Stats as JSON, read
 // anew at each request of /debug/vars.
 func TestPublish(t *testing.T) {
-	// expvar names last for the process: a fresh one for each run, so
-	// that -count=2 works.
-	publishRuns++
-	name := fmt.Sprintf("test_wheel_%d", publishRuns)
+	name := fresh("test_wheel")
 	clk := clock.NewVirtual(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC))
 	w := timewheel.New(timewheel.WithClock(clk), timewheel.WithExecutor(timewheel.Inline()))
 	defer w.Close()
