@@ -128,6 +128,7 @@ func init() {
 	wheelhook.AfterFuncAt = func(w, t unsafe.Pointer, now time.Time, d time.Duration, f func()) {
 		(*Wheel)(w).afterFuncAt((*Timer)(t), now, d, f)
 	}
+	wheelhook.RealClock = func(w unsafe.Pointer) bool { return (*Wheel)(w).real }
 }
 
 // NewTimer creates a new Timer that will send the current time on its

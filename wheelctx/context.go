@@ -13,64 +13,64 @@ import (
 	"github.com/timewheel/timewheel/internal/wheelhook"
 )
 
-// How a timerCtx was finished by its own hand.
+// How a timerCtx was finished. how goes from open to one of the others
+// once, under mu, before Done is closed; Err and Cause are read from it.
 const (
-	open     = iota // not finished by the timer or the CancelFunc (maybe by the parent)
-	timedOut        // by the wheel timer: Err is DeadlineExceeded
-	canceled        // by the CancelFunc
-	byParent        // the parent was seen done while open: it finished c
+	open     = iota // not done
+	timedOut        // by the wheel timer: Err is DeadlineExceeded, Cause the caller's cause
+	canceled        // by the CancelFunc: Err and Cause are Canceled
+	byParent        // by the parent: Err and Cause are the parent's
 )
 
-// timerCtx is a context done at a deadline on a wheel.
+// timerCtx is a context done at a deadline on a wheel. It lives in one
+// of two worlds, fixed when it is made (see newTimerCtx and the package
+// doc's "How"):
 //
-// A parent that can be canceled (its Done is not nil) gives it an inner
-// context, context.WithCancelCause(parent), through which package context
-// cancels it synchronously with the parent. The inner context is made
-// only when something can tell it is missing: the first Done, an
-// AfterFunc (a derived context), or the cause of a context the parent
-// finished. Until then Err reads the parent's Err, and a parent's cancel
-// has nothing to tell, so a context made and canceled without Done costs
-// no inner context (package context's WithTimeout pays the same
-// bookkeeping in its own child). Once made, the timer and the CancelFunc
-// cancel it too, with the right cause; Err translates the Canceled that
-// results from the timer into DeadlineExceeded. On a parent that cannot
-// be canceled, or once c is done without one, Done is a channel of its
-// own, made when first asked for, as package context's.
+//   - Closed: no ancestor can be canceled except contexts of this
+//     package that are closed too. Every cancellation that reaches c
+//     goes through finish: its timer, its CancelFunc, or the finish of
+//     its parent (up), which holds c among its kids and finishes them
+//     synchronously. c then needs package context for one thing only:
+//     a *cancelCtx whose children are package context's derived
+//     contexts. It makes one, inner, at the first Done (package context
+//     asks for Done before it attaches a child), as a child of inner
+//     itself, which package context knows only by its AfterFunc method:
+//     finish calls the func that method was given, and package context
+//     then cancels inner and its children with c's Err and Cause.
+//   - Open: an ancestor is one that only package context can cancel,
+//     and the wheel's clock is not the real one (on the real clock such
+//     a context is package context's own: see newTimerCtx). inner is
+//     context.WithCancelCause(parent), made at once, and Done is its.
+//     The parent's cancellation reaches c through inner, and Err reads
+//     it from there.
 //
-// Contexts derived from a timerCtx register with its AfterFunc (see
-// Value), so that the timer cancels them with DeadlineExceeded too.
-//
-// A timerCtx is safe for concurrent use.
+// A timerCtx is safe for concurrent use. Lock order: a parent's mu
+// before its kids' is never taken; a kid takes its own, then its
+// parent's (drop, Value).
 type timerCtx struct {
-	parent     context.Context
-	w          *timewheel.Wheel
-	deadline   time.Time
-	cause      error           // the cause of timing out: the caller's, or DeadlineExceeded
-	timer      timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
-	armed      bool            // timer was started; written before it, read by its callback and the CancelFunc
-	cancelable bool            // the parent's Done is not nil: it can be canceled
+	parent   context.Context
+	up       *timerCtx // closed world: the parent, if it is a timerCtx, which finishes c with itself; else nil
+	closed   bool      // the closed world (see above)
+	armed    bool      // timer was started; written before it, and before c is among up's kids
+	w        *timewheel.Wheel
+	deadline time.Time
+	cause    error           // the cause of timing out: the caller's, or DeadlineExceeded
+	timer    timewheel.Timer // started by newTimerCtx in place, unless born done; not copied
 
-	// in is set once innerLocked, under mu, has made the inner context
-	// (inner and cancelInner), if the parent can be canceled. Whoever
-	// reads it true may read them without mu.
-	in          atomic.Bool
-	how         atomic.Uint32 // open, then timedOut or canceled (by finish, under mu, before Done is closed) or byParent (by Err); set once
-	inner       context.Context
-	cancelInner context.CancelCauseFunc
-	done        atomic.Pointer[byte] // the Done channel's runtime object, without inner: made by Done or finish, closed by finish (see loadDone)
+	how  atomic.Uint32         // open, then timedOut, canceled or byParent: set once, under mu
+	in   atomic.Pointer[inner] // set once, under mu: closed world at the first Done, open world at once
+	done atomic.Pointer[byte]  // closed world without inner: the Done channel's runtime object (see loadDone), made done by finish
 
 	mu    sync.Mutex
-	extra *ctxExtra // guarded by mu; made by the first AfterFunc or cancelCtxValue that needs it
+	extra *ctxExtra // guarded by mu; made by the first kid or cause that needs it
 }
 
-// ctxExtra is what few contexts need: a derived context or an AfterFunc,
-// or the cause a child of package context's looks up. Kept apart, it
-// leaves timerCtx 16 bytes smaller, a size class down (TestContextSize).
-// Its fields are guarded by the timerCtx's mu.
+// ctxExtra is what few contexts need, kept apart so that timerCtx stays
+// in its size class (TestContextSize). Its fields are guarded by the
+// timerCtx's mu.
 type ctxExtra struct {
-	after    map[*afterFunc]struct{} // funcs registered by AfterFunc
-	stop     func() bool             // stops the AfterFunc on inner that serves after
-	causeCtx context.Context         // a canceled *cancelCtx carrying the cause of timedOut, or Canceled without inner
+	kids     map[*timerCtx]struct{} // closed world: open contexts whose up is this one
+	causeCtx context.Context        // a canceled context that carries a cause Err does not tell (see causeLocked)
 }
 
 // extraLocked returns c's ctxExtra, made now if it was not yet.
@@ -82,7 +82,17 @@ func (c *timerCtx) extraLocked() *ctxExtra {
 	return c.extra
 }
 
-type afterFunc struct{ f func() }
+// inner is a timerCtx's package context: ctx, whose Done is the
+// timerCtx's. In the closed world, inner is also ctx's parent: a Context
+// that package context cannot recognise (its Value answers no
+// *cancelCtx) but that has an AfterFunc method, so that making ctx hands
+// fire to it.
+type inner struct {
+	c      *timerCtx
+	ctx    context.Context
+	cancel context.CancelCauseFunc // open world: cancels ctx; closed world: never called (fire cancels ctx)
+	fire   func()                  // closed world: package context's func that cancels ctx with inner's Err and Cause
+}
 
 // closedChan is the Done of a context without inner that is done before
 // anything asked for its Done.
@@ -91,6 +101,10 @@ var closedChan = func() chan struct{} {
 	close(c)
 	return c
 }()
+
+// neverDone is the Done of inner as a parent: never closed, so that
+// package context registers with its AfterFunc.
+var neverDone = make(chan struct{})
 
 // newTimerCtx returns a context done at deadline d on w, whose clock read
 // now, with cause as the cause of its timing out (nil for
@@ -104,46 +118,77 @@ func newTimerCtx(w *timewheel.Wheel, parent context.Context, now, d time.Time, c
 		// and package context returns exactly that.
 		return context.WithCancel(parent)
 	}
-	if w.Err() != nil {
-		// A closed wheel fires nothing: let package context keep the
-		// deadline, so that the context still times out.
+	up, closed := world(parent)
+	if w.Err() != nil || !closed && wheelhook.RealClock(unsafe.Pointer(w)) {
+		// A closed wheel fires nothing; and no context outside package
+		// context is canceled synchronously with a parent only package
+		// context can cancel, and cancels package context's children
+		// with DeadlineExceeded, unless it is package context's own (see
+		// the package doc). So package context keeps the deadline.
 		return context.WithDeadlineCause(parent, d, cause)
 	}
 	if cause == nil {
 		cause = context.DeadlineExceeded
 	}
-	c := &timerCtx{parent: parent, cancelable: parent.Done() != nil, w: w, deadline: d, cause: cause}
+	c := &timerCtx{parent: parent, up: up, closed: closed, w: w, deadline: d, cause: cause}
 	f := c.cancelOrExpire // one func is both the CancelFunc and the timer's callback
-	if dur := d.Sub(now); dur <= 0 {
-		c.finish(timedOut, cause) // the deadline has already passed
-	} else if c.parentErr() == nil { // else the parent is done already
-		c.armed = true
-		wheelhook.AfterFuncAt(unsafe.Pointer(w), unsafe.Pointer(&c.timer), now, dur, f)
+	if !closed {
+		in := &inner{c: c}
+		in.ctx, in.cancel = context.WithCancelCause(parent)
+		c.in.Store(in)
+		if in.ctx.Err() != nil {
+			return c, f // the parent is done: Err settles it
+		}
+	} else if up != nil && up.how.Load() != open {
+		c.finish(byParent)
+		return c, f
+	}
+	if d.Sub(now) <= 0 {
+		c.finish(timedOut) // the deadline has already passed
+		return c, f
+	}
+	c.armed = true
+	wheelhook.AfterFuncAt(unsafe.Pointer(w), unsafe.Pointer(&c.timer), now, d.Sub(now), f)
+	if up != nil && !up.adopt(c) {
+		c.finish(byParent) // the parent was finished meanwhile
 	}
 	return c, f
 }
 
-// parentErr returns the inner context's Err, or the parent's while c
-// has no inner context; nil if the parent cannot be canceled.
-func (c *timerCtx) parentErr() error {
-	if c.in.Load() {
-		return c.inner.Err()
+// world returns the closed world's up for a context on parent, and
+// whether it is in the closed world (see timerCtx).
+func world(parent context.Context) (up *timerCtx, closed bool) {
+	if p, ok := parent.(*timerCtx); ok {
+		return p, p.closed
 	}
-	if c.cancelable {
-		return c.parent.Err()
-	}
-	return nil
+	return nil, parent.Done() == nil
 }
 
-// innerLocked returns c's inner context, made now if it was not yet. The
-// parent must be one that can be canceled.
-func (c *timerCtx) innerLocked() context.Context {
-	lockcheck.Held(&c.mu, "timerCtx.innerLocked")
-	if !c.in.Load() {
-		c.inner, c.cancelInner = context.WithCancelCause(c.parent)
-		c.in.Store(true)
+// adopt makes kid one of c's kids, unless c is done: it reports whether
+// c is still open. A kid done meanwhile is not kept.
+func (c *timerCtx) adopt(kid *timerCtx) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.how.Load() != open {
+		return false
 	}
-	return c.inner
+	if kid.how.Load() == open {
+		x := c.extraLocked()
+		if x.kids == nil {
+			x.kids = make(map[*timerCtx]struct{})
+		}
+		x.kids[kid] = struct{}{}
+	}
+	return true
+}
+
+// drop forgets kid, done by its own timer or CancelFunc.
+func (c *timerCtx) drop(kid *timerCtx) {
+	c.mu.Lock()
+	if c.extra != nil {
+		delete(c.extra.kids, kid)
+	}
+	c.mu.Unlock()
 }
 
 // cancelOrExpire is both the CancelFunc and the wheel timer's callback,
@@ -154,61 +199,103 @@ func (c *timerCtx) innerLocked() context.Context {
 // deadline has passed.
 func (c *timerCtx) cancelOrExpire() {
 	if c.armed && c.timer.Stop() {
-		c.finish(canceled, context.Canceled)
+		c.finish(canceled)
 		return
 	}
 	if c.w.Now().Before(c.deadline) {
-		c.finish(canceled, context.Canceled)
+		c.finish(canceled)
 		return
 	}
-	c.finish(timedOut, c.cause)
+	c.finish(timedOut)
 }
 
-// finish cancels c, how it says, with cause, unless c is done already,
-// and then cancels the contexts registered with AfterFunc, synchronously,
-// as package context cancels its children.
-func (c *timerCtx) finish(how uint32, cause error) {
+// finish makes c done, how it says, unless it is done already, and
+// before it returns makes done every context derived from c: package
+// context's, through inner, and c's kids, finished by their parent.
+func (c *timerCtx) finish(how uint32) {
+	if !c.closed {
+		c.finishOpen(how)
+		return
+	}
 	c.mu.Lock()
-	// Compare-and-swap, not a store: if Err has seen the parent done
-	// meanwhile, it has fixed the answer (byParent), and it stands.
-	if c.parentErr() != nil || !c.how.CompareAndSwap(open, how) {
+	if !c.how.CompareAndSwap(open, how) {
 		c.mu.Unlock()
 		return
 	}
-	// how is set before Done is closed: whoever sees Done closed sees how.
-	x := c.extra
-	if x != nil && x.stop != nil {
-		x.stop() // the funcs run here, not on a goroutine
-	}
-	if c.in.Load() {
-		c.cancelInner(cause)
+	// how is set before Done is closed: whoever sees Done closed sees
+	// how, and Err waits for Done (see Err).
+	if in := c.in.Load(); in != nil {
+		in.fire() // package context cancels ctx with inner's Err and Cause
 	} else if d := c.loadDone(); d != nil {
 		close(d)
 	} else {
 		c.storeDone(closedChan)
 	}
-	var after map[*afterFunc]struct{}
-	if x != nil {
-		after, x.after = x.after, nil
+	var kids map[*timerCtx]struct{}
+	if c.extra != nil {
+		kids, c.extra.kids = c.extra.kids, nil
 	}
 	c.mu.Unlock()
-	for a := range after {
-		a.f()
+	if how == byParent && c.armed {
+		c.timer.Stop() // release it now, as package context stops its timer
+	}
+	for k := range kids {
+		k.finish(byParent)
+	}
+	if how != byParent && c.up != nil {
+		c.up.drop(c)
 	}
 }
 
-// Done returns a channel closed when the context is done: the inner
-// context's, made now, if the parent can be canceled and c is still open;
-// else one of c's own, made on the first call, as package context's.
+// finishOpen is finish in the open world: it cancels inner, unless the
+// parent has, and then reads from inner which came first.
+func (c *timerCtx) finishOpen(how uint32) {
+	c.mu.Lock()
+	if c.how.Load() != open {
+		c.mu.Unlock()
+		return
+	}
+	in := c.in.Load()
+	cause := context.Canceled
+	if how == timedOut {
+		cause = c.cause
+	}
+	in.cancel(cause)
+	if in.ctx.Err() != context.Canceled || context.Cause(in.ctx) != cause {
+		how = byParent // the parent canceled inner first
+	}
+	c.how.Store(how)
+	c.mu.Unlock()
+	if how == byParent && c.armed {
+		c.timer.Stop()
+	}
+}
+
+// settle records, in the open world, that the parent canceled inner:
+// called by Err once it sees inner done while how is open.
+func (c *timerCtx) settle() {
+	c.mu.Lock()
+	stop := c.how.CompareAndSwap(open, byParent)
+	c.mu.Unlock()
+	if stop && c.armed {
+		c.timer.Stop()
+	}
+}
+
+// Done returns a channel closed when the context is done: inner's, made
+// now if c is open, or a closed one if c is done already.
 func (c *timerCtx) Done() <-chan struct{} {
-	if c.in.Load() {
-		return c.inner.Done()
+	if in := c.in.Load(); in != nil {
+		return in.ctx.Done()
 	}
 	if d := c.loadDone(); d != nil {
 		return d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if in := c.in.Load(); in != nil {
+		return in.ctx.Done()
+	}
 	if d := c.loadDone(); d != nil {
 		return d
 	}
@@ -216,12 +303,21 @@ func (c *timerCtx) Done() <-chan struct{} {
 		c.storeDone(closedChan) // finished before anything asked
 		return closedChan
 	}
-	if c.cancelable {
-		return c.innerLocked().Done()
+	return c.innerLocked().ctx.Done()
+}
+
+// innerLocked makes c's inner in the closed world: context.WithCancelCause
+// of inner itself, which calls inner's AfterFunc, under mu, to hand it
+// fire. c must be open.
+func (c *timerCtx) innerLocked() *inner {
+	lockcheck.Held(&c.mu, "timerCtx.innerLocked")
+	in := &inner{c: c}
+	in.ctx, in.cancel = context.WithCancelCause(in)
+	if in.fire == nil {
+		panic("wheelctx: package context did not register with AfterFunc: a context of this package cannot be canceled")
 	}
-	d := make(chan struct{})
-	c.storeDone(d)
-	return d
+	c.in.Store(in)
+	return in
 }
 
 // loadDone returns c's own Done channel, or nil if it has none yet. A
@@ -248,31 +344,41 @@ func (c *timerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Err returns nil while the context is open, DeadlineExceeded once its
 // deadline has passed, Canceled once its CancelFunc was called, and the
-// parent's error if the parent was done first.
+// parent's error if the parent was done first. It returns an error only
+// once Done is closed, as package context's do.
 func (c *timerCtx) Err() error {
-	for {
-		switch c.how.Load() {
-		case timedOut:
-			return context.DeadlineExceeded
-		case canceled:
-			return context.Canceled
-		case byParent:
-			return c.parent.Err()
-		}
-		if c.parentErr() == nil {
+	how := c.how.Load()
+	if how == open {
+		if c.closed || c.in.Load().ctx.Err() == nil {
 			return nil
 		}
-		// Done: neither the timer nor the CancelFunc has claimed it yet,
-		// so the parent did. That answer is final, so Err never changes
-		// once it is not nil, even when the timer fires as the parent is
-		// canceled. (If one of them claimed it meanwhile, the loop reads
-		// its answer.)
-		c.how.CompareAndSwap(open, byParent)
+		c.settle()
+		how = c.how.Load()
 	}
+	// finish sets how before it closes Done: wait for the close.
+	if in := c.in.Load(); in != nil {
+		<-in.ctx.Done()
+	} else if d := c.loadDone(); d != nil {
+		<-d
+	}
+	return c.errOf(how)
+}
+
+// errOf returns the error of a context finished how.
+func (c *timerCtx) errOf(how uint32) error {
+	switch how {
+	case timedOut:
+		return context.DeadlineExceeded
+	case canceled:
+		return context.Canceled
+	case byParent:
+		return c.parent.Err()
+	}
+	return nil
 }
 
 // Value returns the parent's value for key, except for package context's
-// private key (see cancelCtxKey).
+// private key (see cancelCtxValue).
 func (c *timerCtx) Value(key any) any {
 	if key == cancelCtxKey && key != nil {
 		return c.cancelCtxValue()
@@ -280,86 +386,49 @@ func (c *timerCtx) Value(key any) any {
 	return c.parent.Value(key)
 }
 
-// cancelCtxValue answers context's private key, which context.Cause uses
-// to find the cause and context.WithCancel to find where to attach a
-// child. An open context answers a never-canceled context, so that Cause
-// reads nil and children come to AfterFunc. A context the parent
-// finished answers inner, made now if it was not, so that package
-// context finds the parent's cause as it does for its own children; one
-// the CancelFunc finished answers inner if it has one. A context that
-// timed out, or was canceled without inner, answers a canceled context
-// carrying the cause, not inner, whose Done is c's: a child attached to
-// inner would be told Canceled rather than DeadlineExceeded.
+// cancelCtxValue answers package context's private key, which
+// context.Cause uses to find the cause and context.WithCancel to find
+// where to attach a child: inner's *cancelCtx once c has inner (whose
+// Done is c's, so that package context attaches children there); nil
+// while c is open without one (Cause is then nil); once c is done
+// without one, a *cancelCtx carrying its cause, or nil where the cause
+// is Err.
 func (c *timerCtx) cancelCtxValue() any {
-	if c.Err() == nil {
-		return neverCanceled
+	if in := c.in.Load(); in != nil {
+		return in.ctx.Value(cancelCtxKey)
+	}
+	if c.how.Load() == open {
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	how := c.how.Load()
-	if how == byParent || how == canceled && c.in.Load() {
-		return c.innerLocked().Value(cancelCtxKey)
+	if in := c.in.Load(); in != nil {
+		return in.ctx.Value(cancelCtxKey)
 	}
-	x := c.extraLocked()
-	if x.causeCtx == nil {
-		cause := c.cause
-		if how != timedOut {
-			cause = context.Canceled
+	return c.causeLocked()
+}
+
+// causeLocked returns, for a context finished without inner or while
+// finish cancels inner, a *cancelCtx whose cause is c's, or nil if c's
+// cause is its Err.
+func (c *timerCtx) causeLocked() any {
+	lockcheck.Held(&c.mu, "timerCtx.causeLocked")
+	switch c.how.Load() {
+	case byParent:
+		return c.parent.Value(cancelCtxKey)
+	case timedOut:
+		if c.cause == context.DeadlineExceeded {
+			return nil
 		}
-		var cancel context.CancelCauseFunc
-		x.causeCtx, cancel = context.WithCancelCause(context.Background())
-		cancel(cause)
+		x := c.extraLocked()
+		if x.causeCtx == nil {
+			var cancel context.CancelCauseFunc
+			x.causeCtx, cancel = context.WithCancelCause(context.Background())
+			cancel(c.cause)
+		}
+		return x.causeCtx.Value(cancelCtxKey)
 	}
-	return x.causeCtx.Value(cancelCtxKey)
-}
-
-// AfterFunc arranges to call f once the context is done, and returns a
-// function that prevents the call if it has not started, reporting
-// whether it did. Package context calls it to attach a derived context;
-// context.AfterFunc(ctx, f) goes through it too. f is called
-// synchronously when the deadline passes or the CancelFunc is called, on
-// its own goroutine when the parent is canceled or the context is done
-// already. It panics if f is nil (package context's own contexts would
-// crash later, running it).
-func (c *timerCtx) AfterFunc(f func()) (stop func() bool) {
-	if f == nil {
-		panic("wheelctx: AfterFunc called with a nil func")
-	}
-	c.mu.Lock()
-	if c.how.Load() != open || c.parentErr() != nil {
-		c.mu.Unlock()
-		go f()
-		return func() bool { return false }
-	}
-	a := &afterFunc{f: f}
-	x := c.extraLocked()
-	if x.after == nil {
-		x.after = make(map[*afterFunc]struct{})
-	}
-	x.after[a] = struct{}{}
-	if x.stop == nil && c.cancelable {
-		x.stop = context.AfterFunc(c.innerLocked(), c.parentDone)
-	}
-	c.mu.Unlock()
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := x.after[a]
-		delete(x.after, a)
-		return ok
-	}
-}
-
-// parentDone runs, on its own goroutine, when inner is done without
-// finish: when the parent was canceled.
-func (c *timerCtx) parentDone() {
-	c.mu.Lock()
-	after := c.extra.after // AfterFunc made extra before it set this up
-	c.extra.after = nil
-	c.mu.Unlock()
-	for a := range after {
-		a.f()
-	}
+	return nil
 }
 
 // String describes the context as package context does.
@@ -374,4 +443,42 @@ func contextName(c context.Context) string {
 		return s.String()
 	}
 	return fmt.Sprintf("%T", c)
+}
+
+// The methods below make inner, in the closed world, the parent of its
+// own ctx. Package context calls them under c.mu: Done, Value and
+// AfterFunc when innerLocked makes ctx, Err and Value when finish calls
+// fire. None of them takes c.mu.
+
+// Deadline returns c's deadline.
+func (in *inner) Deadline() (time.Time, bool) { return in.c.deadline, true }
+
+// Done returns a channel never closed: ctx is canceled through fire.
+func (in *inner) Done() <-chan struct{} { return neverDone }
+
+// Err returns c's error, without waiting for Done: fire reads it while
+// it closes Done.
+func (in *inner) Err() error { return in.c.errOf(in.c.how.Load()) }
+
+// Value answers package context's key with c's cause, which fire reads
+// through context.Cause once c is done, and nil while c is open, so
+// that package context does not attach ctx to a *cancelCtx; other keys
+// are c's parent's.
+func (in *inner) Value(key any) any {
+	if key == cancelCtxKey && key != nil {
+		if in.c.how.Load() == open {
+			return nil
+		}
+		return in.c.causeLocked()
+	}
+	return in.c.parent.Value(key)
+}
+
+// AfterFunc keeps f, package context's func that cancels ctx, for
+// finish to call. It is called once, by innerLocked's WithCancelCause;
+// package context never calls the stop function it returns, since ctx
+// is never canceled by its own CancelFunc.
+func (in *inner) AfterFunc(f func()) (stop func() bool) {
+	in.fire = f
+	return func() bool { return false }
 }

@@ -22,8 +22,8 @@ func derivedSched(t *testing.T) (*clock.Virtual, wheelctx.Scheduler) {
 // through context.WithValue (the way middleware adds request values) is
 // canceled with the same error as this package's context, when the
 // CancelFunc is called or the deadline passes, as under
-// context.WithTimeout. It is canceled an instant later rather than
-// synchronously (see the package doc), so the test waits on its Done.
+// context.WithTimeout: synchronously, before the call that ends the
+// context returns, with no goroutine to watch it.
 func TestDerivedThroughWithValue(t *testing.T) {
 	type k struct{}
 	clk, s := derivedSched(t)
@@ -50,7 +50,11 @@ func TestDerivedThroughWithValue(t *testing.T) {
 			if ctx.Err() != tc.want {
 				t.Fatalf("ctx.Err() = %v, want %v", ctx.Err(), tc.want)
 			}
-			<-child.Done()
+			select {
+			case <-child.Done():
+			default:
+				t.Fatal("child of WithValue(ctx) still open right after ctx is done")
+			}
 			if got := child.Err(); got != tc.want {
 				t.Errorf("child of WithValue(ctx): Err() = %v, want %v", got, tc.want)
 			}

@@ -11,7 +11,7 @@ import (
 
 // checkedDirs are the packages whose …Locked functions must check their
 // lock: every package of the root module that has any.
-var checkedDirs = []string{".", "clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "internal/*"}
+var checkedDirs = []string{".", "clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "wheelctx", "internal/*"}
 
 // TestEveryLockedFunctionChecks: every function named …Locked in
 // checkedDirs starts with a lock check, or its doc says that its

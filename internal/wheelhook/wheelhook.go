@@ -1,9 +1,9 @@
 // Package wheelhook lets the module's own packages start a timer in
-// memory they allocated, where the root package's API allocates it.
-// wheelctx embeds its context's timer in the context so, which saves an
-// allocation per context. The root package sets the hook in its init,
-// so it is set before any package that imports the root package uses
-// it.
+// memory they allocated, where the root package's API allocates it, and
+// ask what clock a wheel runs on. wheelctx embeds its context's timer in
+// the context so, which saves an allocation per context. The root
+// package sets the hooks in its init, so they are set before any
+// package that imports the root package uses them.
 package wheelhook
 
 import (
@@ -17,3 +17,7 @@ import (
 // Time for the wheel to read its clock itself. The caller must not copy t
 // afterwards. It panics as AfterFunc does.
 var AfterFuncAt func(w, t unsafe.Pointer, now time.Time, d time.Duration, f func())
+
+// RealClock reports whether the *timewheel.Wheel w runs on clock.Real,
+// the clock of package time's own timers.
+var RealClock func(w unsafe.Pointer) bool

@@ -1,0 +1,5 @@
+//go:build !race
+
+package wheelctx_test
+
+const raceEnabled = false
