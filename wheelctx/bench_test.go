@@ -17,10 +17,11 @@ const benchTimeout = time.Minute
 // defer cancel(). pending is the number of other deadline contexts alive
 // meanwhile, made earlier with the same timeout (requests in flight);
 // parent is Background or a cancelable context (r.Context() in a
-// server); use=done also waits on the context's Done once (a select
-// with its data ready, as code that passes the context on does), which
-// makes wheelctx's inner context on a cancelable parent. Package
-// context runs as a sub-benchmark in the same function:
+// server, on which wheelctx returns package context's own context: see
+// the package doc); use=done also waits on the context's Done once (a
+// select with its data ready, as code that passes the context on does),
+// which makes wheelctx's inner context. Package context runs as a
+// sub-benchmark in the same function:
 //
 //	go test -run '^$' -bench CreateCancel -count 6 ./wheelctx > ctx.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /impl ctx.txt
@@ -76,56 +77,95 @@ func createCancel(b *testing.B, pending int, parent, use, impl string) {
 }
 
 // BenchmarkCreateCancelParallel is BenchmarkCreateCancel from every
-// processor at once, on a cancelable parent per goroutine. With
-// pending=1e3 each goroutine first makes 1,000 contexts it cancels only
-// at the end (requests in flight), so the wheel is never empty.
+// processor at once, each goroutine on a parent of its own: Background,
+// or a cancelable one (on which wheelctx returns package context's own
+// context: see the package doc). With pending=1e3 each goroutine first
+// makes 1,000 contexts it cancels only at the end (calls in flight), so
+// the wheel is never empty. Run it with a time, not a count
+// (-benchtime 1s).
 func BenchmarkCreateCancelParallel(b *testing.B) {
 	for _, pending := range []int{0, 1e3} {
-		for _, impl := range []string{"context", "wheelctx"} {
-			b.Run(fmt.Sprintf("pending=%.0e/impl=%s", float64(pending), impl), func(b *testing.B) {
-				w := timewheel.New()
-				defer w.Close()
-				withTimeout := context.WithTimeout
-				if impl == "wheelctx" {
-					withTimeout = wheelctx.On(w).WithTimeout
-				}
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					p, cancel := context.WithCancel(context.Background())
-					defer cancel()
-					for range pending {
-						_, cancel := withTimeout(p, benchTimeout)
-						defer cancel()
+		for _, parent := range []string{"background", "cancelable"} {
+			for _, impl := range []string{"context", "wheelctx"} {
+				b.Run(fmt.Sprintf("pending=%.0e/parent=%s/impl=%s", float64(pending), parent, impl), func(b *testing.B) {
+					w := timewheel.New()
+					defer w.Close()
+					withTimeout := context.WithTimeout
+					if impl == "wheelctx" {
+						withTimeout = wheelctx.On(w).WithTimeout
 					}
-					for pb.Next() {
-						_, cancel := withTimeout(p, benchTimeout)
-						cancel()
-					}
+					b.ReportAllocs()
+					b.RunParallel(func(pb *testing.PB) {
+						p := context.Background()
+						if parent == "cancelable" {
+							var cancel context.CancelFunc
+							p, cancel = context.WithCancel(p)
+							defer cancel()
+						}
+						for range pending {
+							_, cancel := withTimeout(p, benchTimeout)
+							defer cancel()
+						}
+						for pb.Next() {
+							_, cancel := withTimeout(p, benchTimeout)
+							cancel()
+						}
+					})
 				})
-			})
+			}
 		}
 	}
 }
 
 // BenchmarkCreateCancelFloor: what any context with a deadline pays, in
-// the same units as BenchmarkCreateCancel:
-//   - op=inner: on a cancelable parent, package context's own child
-//     (context.WithCancelCause, then its cancel), through which a
-//     context outside package context is canceled synchronously with its
-//     parent; wheelctx makes one on such a parent, package context's
-//     WithTimeout pays the same bookkeeping in its own child;
+// the same units as BenchmarkCreateCancel, on a cancelable parent:
+//   - op=inner: package context's own child (context.WithCancelCause,
+//     then its cancel), the only way a context outside package context
+//     is canceled synchronously with such a parent;
+//   - op=inner+wheel: that, and a timer on a wheel: the least an outside
+//     context on the wheel pays there, before it gives package context's
+//     children DeadlineExceeded (which it cannot) or lets the parent's
+//     cancel release its timer;
+//   - op=inner+wheel+release: that, and context.AfterFunc on the parent
+//     to release the timer when the parent is canceled (on a goroutine);
+//   - op=package: package context's context.WithTimeout, which does all
+//     of it (wheelctx returns it on such a parent);
 //   - op=clock: the wall clock read that WithTimeout takes the deadline
 //     from (time.Now).
 func BenchmarkCreateCancelFloor(b *testing.B) {
-	b.Run("op=inner", func(b *testing.B) {
-		p, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		b.ReportAllocs()
-		for b.Loop() {
-			_, cancel := context.WithCancelCause(p)
-			cancel(nil)
-		}
-	})
+	w := timewheel.New()
+	defer w.Close()
+	nop := func() {}
+	for _, op := range []string{"inner", "inner+wheel", "inner+wheel+release", "package"} {
+		b.Run("op="+op, func(b *testing.B) {
+			p, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				if op == "package" {
+					_, cancel := context.WithTimeout(p, benchTimeout)
+					cancel()
+					continue
+				}
+				_, cancel := context.WithCancelCause(p)
+				var t *timewheel.Timer
+				var stop func() bool
+				if op != "inner" {
+					t = w.AfterFunc(benchTimeout, nop)
+				}
+				if op == "inner+wheel+release" {
+					stop = context.AfterFunc(p, nop)
+				}
+				if stop != nil {
+					stop()
+				}
+				if t != nil {
+					t.Stop()
+				}
+				cancel(nil)
+			}
+		})
+	}
 	b.Run("op=clock", func(b *testing.B) {
 		var sink time.Time
 		for b.Loop() {
