@@ -23,12 +23,13 @@ var ErrConfigRefused = errors.New("durable: CONFIG GET refused")
 // alone (see docs/durable.md, "A failover and the other shards"). Set it
 // to no on every node so that the others serve on.
 //
-// It asks every node, replicas included (one may be promoted), and
-// returns true if any says yes. A client that is not a
+// It asks every primary the client knows of, and returns true if any
+// says yes; set it on the replicas as well, since a failover promotes
+// one. (CLUSTER SLOTS, which go-redis reads, may leave replicas out.) A client that is not a
 // *redis.ClusterClient returns false: a single server has no other slots
 // to hold up. A node that answers CONFIG GET with an error or without the
 // setting gives an error wrapping ErrConfigRefused. It is safe for
-// concurrent use, and costs a round trip to each node, in parallel.
+// concurrent use, and costs a round trip to each primary, in parallel.
 func RequiresFullCoverage(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
 	cc, ok := rdb.(*redis.ClusterClient)
 	if !ok {
@@ -38,7 +39,7 @@ func RequiresFullCoverage(ctx context.Context, rdb redis.UniversalClient) (bool,
 		mu   sync.Mutex
 		full bool // guarded by mu
 	)
-	err := cc.ForEachShard(ctx, func(ctx context.Context, node *redis.Client) error {
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		yes, err := nodeFullCoverage(ctx, node)
 		if err != nil {
 			return err
