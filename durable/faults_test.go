@@ -74,6 +74,8 @@ type faultResult struct {
 	slowest         time.Duration // the longest Schedule call
 	workerErrors    uint64        // the workers' Redis calls that failed (Stats.Errors)
 	schedulesFaulty int           // Schedules that began while the fault lasted
+	startsFaulty    int           // starts while the fault lasted
+	latest          time.Duration // the latest start after its due time
 }
 
 // The faults of issue 47, each against a redis-server of its own while
@@ -85,8 +87,9 @@ func TestFaults(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			r := runFault(t, f)
-			t.Logf("%s: %d Schedules acknowledged, %d not (an error), %d of them begun during the fault; lost %d, twice %d, early %d; worker call errors %d; slowest Schedule %v",
-				f.name, r.acked, r.unacked, r.schedulesFaulty, r.lost, r.twice, r.early, r.workerErrors, r.slowest.Round(time.Millisecond))
+			t.Logf("%s: %d Schedules acknowledged, %d not (an error), %d of them begun during the fault; lost %d, twice %d, early %d; %d starts during the fault, the latest start %v after its due time; worker call errors %d; slowest Schedule %v",
+				f.name, r.acked, r.unacked, r.schedulesFaulty, r.lost, r.twice, r.early, r.startsFaulty, r.latest.Round(time.Millisecond),
+				r.workerErrors, r.slowest.Round(time.Millisecond))
 			if r.lost+r.twice+r.early > 0 {
 				t.Errorf("lost %d, twice %d, early %d: want 0, 0, 0", r.lost, r.twice, r.early)
 			}
@@ -207,9 +210,14 @@ func runFault(t *testing.T, f fault) faultResult {
 			t.Errorf("%s ran %d times, at %v", id, len(js), r.at[id])
 		}
 		for k, j := range js {
-			if at := r.at[id][k]; at.Before(j.Due) {
+			at := r.at[id][k]
+			if at.Before(j.Due) {
 				res.early++
 				t.Errorf("%s started %v before its due time", id, j.Due.Sub(at))
+			}
+			res.latest = max(res.latest, at.Sub(j.Due))
+			if at.After(faultFrom) && at.Before(faultTo) {
+				res.startsFaulty++
 			}
 		}
 	}
