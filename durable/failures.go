@@ -84,17 +84,18 @@ func (b *breaker) record(err error, timedOut bool) {
 	}
 }
 
-// bounded runs f with ctx bounded by d. A call that runs out of d, with
-// ctx still live, returns an error that says so: the client was waiting
-// to dial, or for a connection, or between its retries, which means
-// Redis is unreachable or far behind (a slow reply on an open connection
-// ends at the client's ReadTimeout instead).
-func bounded(ctx context.Context, d time.Duration, f func(context.Context) error) (err error, timedOut bool) {
+// bounded runs f, the call op, with ctx bounded by d. A call that runs
+// out of d, with ctx still live, returns an error that says which call
+// and how long: Redis is unreachable, stalled or far behind. The store's
+// client ends a call on a connected but stalled Redis at d whatever the
+// caller's options (store.Open), so a call returns within d and the
+// client's reply to the deadline, a few ms.
+func bounded(ctx context.Context, op string, d time.Duration, f func(context.Context) error) (err error, timedOut bool) {
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	err = f(cctx)
 	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
-		return fmt.Errorf("no reply from Redis within %v (WithCallTimeout): %w", d, err), true
+		return fmt.Errorf("%s: no reply from Redis within %v (WithCallTimeout): %w", op, d, err), true
 	}
 	return err, false
 }

@@ -17,11 +17,6 @@ import (
 type fault struct {
 	name string
 	do   func(t *testing.T, srv *redisserver.Server)
-	// awaitsBound: the caller's call bound does not hold through this
-	// fault yet. go-redis's default ContextTimeoutEnabled false lets a
-	// call to a connected but stalled Redis outlive its context; issue
-	// 47's store-layer fix bounds it.
-	awaitsBound bool
 }
 
 // faultFor is how long each fault lasts: longer than the call bound
@@ -30,11 +25,11 @@ const faultFor = 3 * time.Second
 
 // faults are the faults of issue 47.
 var faults = []fault{
-	{name: "pause-all", awaitsBound: true, do: func(t *testing.T, srv *redisserver.Server) {
+	{name: "pause-all", do: func(t *testing.T, srv *redisserver.Server) {
 		mustDo(t, srv, "CLIENT", "PAUSE", fmt.Sprint(faultFor.Milliseconds()), "ALL")
 		time.Sleep(faultFor)
 	}},
-	{name: "pause-write", awaitsBound: true, do: func(t *testing.T, srv *redisserver.Server) {
+	{name: "pause-write", do: func(t *testing.T, srv *redisserver.Server) {
 		mustDo(t, srv, "CLIENT", "PAUSE", fmt.Sprint(faultFor.Milliseconds()), "WRITE")
 		time.Sleep(faultFor)
 	}},
@@ -95,10 +90,6 @@ func TestFaults(t *testing.T) {
 			}
 			t.Run("call-bound", func(t *testing.T) {
 				const bound = time.Second // WithCallTimeout's default
-				if f.awaitsBound && r.slowest > bound+time.Second {
-					t.Skipf("issue 47 (part 1): a Schedule took %v through %s; the bound holds once the store layer bounds calls to a connected but stalled Redis: then drop awaitsBound from this fault in faults_test.go",
-						r.slowest.Round(time.Millisecond), f.name)
-				}
 				if r.slowest > bound+time.Second {
 					t.Errorf("a Schedule took %v; want at most the call bound, %v, and a second of slack", r.slowest.Round(time.Millisecond), bound)
 				}

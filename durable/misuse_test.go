@@ -70,7 +70,7 @@ func TestMisusePanics(t *testing.T) {
 // before any call to Redis (the client here has no server).
 func TestBadInput(t *testing.T) {
 	rdb := newClient(t, "127.0.0.1:1")
-	q := durable.New(rdb, durable.WithKinds("k"))
+	q := newQueue(t, rdb, durable.WithKinds("k"))
 	ctx := context.Background()
 	now := time.Now()
 	for _, c := range []struct {
@@ -141,7 +141,7 @@ func TestBadInput(t *testing.T) {
 func TestRedisDownError(t *testing.T) {
 	srv := startRedis(t)
 	rdb := newClient(t, srv.Addr)
-	q := durable.New(rdb)
+	q := newQueue(t, rdb)
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

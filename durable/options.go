@@ -238,12 +238,17 @@ func WithPoll(d time.Duration) Option {
 }
 
 // WithCallTimeout bounds each call the Queue makes to Redis (default
-// 1 s): with Redis unreachable, Schedule and the other calls return an
-// error within d, and at once (ErrUnavailable) for the second after a
-// call found it unreachable. WithReplicated adds twice its WAIT timeout
-// to the bound of the calls that wait (Schedule, Reschedule, Cancel and
-// the acks), so that replicas that fall short end such a call with
-// ErrNotReplicated, not with this timeout. It panics if d is under 10ms.
+// 1 s), the worker's included: with Redis unreachable, or connected but
+// stalled (CLIENT PAUSE, a stopped process), Schedule and the other
+// calls return an error within d and a few ms, whatever the client's
+// options (New makes the bound hold: see there), and at once
+// (ErrUnavailable) for the second after a call found it unreachable or
+// stalled. A call's error then says which call and d. WithReplicated
+// adds twice its WAIT timeout, and 100 ms each (Redis ends a WAIT up to
+// that late), to the bound of the calls that wait (Schedule, Reschedule,
+// Cancel and the acks), so that replicas that fall short end such a call
+// with ErrNotReplicated, not with this timeout. It panics if d is under
+// 10ms.
 func WithCallTimeout(d time.Duration) Option {
 	if d < 10*time.Millisecond {
 		panic(fmt.Sprintf("durable: WithCallTimeout: timeout %v under 10ms", d))

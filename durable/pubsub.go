@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/timewheel/timewheel/durable/internal/store"
 )
 
 // Sharded pub/sub. On a Redis Cluster, PUBLISH sends every message over
@@ -14,21 +16,9 @@ import (
 // primary; SPUBLISH (Redis 7) keeps a message on the nodes of its
 // channel's slot, which the queue's hash tag makes the shard's own. The
 // scripts publish with SPUBLISH on a server that has it, PUBLISH on an
-// older one (spublish below), and a worker subscribes with SSUBSCRIBE,
+// older one (store.LuaSPublish), and a worker subscribes with SSUBSCRIBE,
 // SUBSCRIBE where the server lacks it (a feed). Either way a message is a
 // hint: a worker that misses one hears of the job at its next renewal.
-
-// spublish is the Lua function the scripts publish with: SPUBLISH on
-// Redis 7 or later (redis.REDIS_VERSION_NUM is 7.0's), PUBLISH before.
-const spublish = `
-local function spublish(ch, msg)
-  if redis.REDIS_VERSION_NUM and redis.REDIS_VERSION_NUM >= 0x070000 then
-    redis.call('SPUBLISH', ch, msg)
-  else
-    redis.call('PUBLISH', ch, msg)
-  end
-end
-`
 
 // A feed is a worker's subscription to one shard's channels (all in one
 // slot): SSUBSCRIBE, or SUBSCRIBE if the server answers that it does not
@@ -114,7 +104,7 @@ func (f *feed) retry(fails int) bool {
 	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
 		cc.ReloadState(f.ctx)
 	}
-	return sleep(f.ctx, min(50*time.Millisecond<<min(fails-1, 5), time.Second)) == nil
+	return store.Sleep(f.ctx, min(50*time.Millisecond<<min(fails-1, 5), time.Second)) == nil
 }
 
 // relay passes ps's messages on until the feed closes (false) or the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/timewheel/timewheel/durable/internal/store"
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
@@ -19,7 +20,7 @@ func TestFeedFollowsSlot(t *testing.T) {
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer rdb.Close()
 	const ch = "{feed-test}:ev"
-	pub := redis.NewScript(spublish + "spublish(KEYS[1], ARGV[1])")
+	pub := redis.NewScript(store.LuaSPublish + "spublish(KEYS[1], ARGV[1])")
 	f := subscribe(rdb, ch)
 	defer f.close()
 	ctx := context.Background()

@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/timewheel/timewheel"
+	"github.com/timewheel/timewheel/durable/internal/store"
 	"github.com/timewheel/timewheel/internal/nilarg"
 )
 
@@ -65,7 +67,7 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // seconds, so a job never starts early), and hashes (kind and payload;
 // attempt and lease holder; last error of the dead). All keys share one
 // hash tag, {name}, so one queue lives in one Redis Cluster slot (the
-// layout is in scripts.go), unless WithShards spreads it over several. Every change is one Lua script: atomic, one
+// layout is in the store's keys.go), unless WithShards spreads it over several. Every change is one Lua script: atomic, one
 // round trip.
 //
 // A worker leases the jobs due within its horizon (2 s, or half the
@@ -89,14 +91,16 @@ var ErrLeaseLost = errors.New("durable: lease lost")
 // A Queue is safe for concurrent use. Its zero value is not usable: make
 // one with New.
 type Queue struct {
-	rdb    redis.UniversalClient
-	k      keyset          // shards[0]'s
-	shards []keyset        // WithShards: shardOf(id) holds job id
-	kinds  map[string]bool // nil: any kind
+	rdb    redis.UniversalClient // the caller's
+	st     *store.Client         // every call to Redis goes through it
+	k      store.Keys            // shards[0]'s
+	shards []store.Keys          // WithShards: shardOf(id) holds job id
+	kinds  map[string]bool       // nil: any kind
 	cfg    config
 	stats  counters
-	br     breaker    // shards[0]'s
-	brs    []*breaker // a breaker per shard: &br, then those of shards 1...
+	br     breaker     // shards[0]'s
+	brs    []*breaker  // a breaker per shard: &br, then those of shards 1...
+	laid   atomic.Bool // the layout record was found to agree (layout.go)
 
 	mu     sync.Mutex
 	closed bool // guarded by mu
@@ -125,11 +129,25 @@ type Job struct {
 type Handler func(ctx context.Context, j Job) error
 
 // New returns a Queue on rdb configured by opts. With handlers
-// (WithHandler) it also starts a worker, which runs until Close: three
-// goroutines, a subscription (one connection of rdb's) and a claim at
-// once, for each shard (WithShards); without, it only schedules and costs
-// nothing. New panics if rdb
-// is nil, an option is nil, or WithWheel gave a zero Wheel.
+// (WithHandler) it also starts a worker, which runs until Close: four
+// goroutines, a subscription (one connection) and a claim at once, for
+// each shard (WithShards); without, it only schedules and costs nothing
+// until its first call, which reads the queue's layout in Redis (see
+// ErrShards). New panics if rdb is nil, an option is nil, or WithWheel
+// gave a zero Wheel.
+//
+// Every call to Redis holds its bound (WithCallTimeout) whatever rdb's
+// options. go-redis leaves a context's deadline out of a call on an open
+// connection unless ContextTimeoutEnabled is set (it is not by default),
+// so a *redis.Client, *redis.ClusterClient or *redis.Ring (also from
+// redis.NewUniversalClient) without it is copied: the Queue makes a
+// client of its own from rdb's options with ContextTimeoutEnabled set,
+// and closes it in Close. The copy has its own pool of connections, and
+// none of the hooks added to rdb (AddHook): to have the Queue use rdb
+// itself, make it with ContextTimeoutEnabled. Any other client
+// (Sentinel's failover client, a type of the caller's) is used as it
+// is, each call on a goroutine of its own that returns when its bound
+// ends, the call left to end at the client's ReadTimeout.
 func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 	if nilarg.Is(rdb) {
 		panic("durable: New: nil Redis client" + nilarg.Type(rdb))
@@ -151,9 +169,9 @@ func New(rdb redis.UniversalClient, opts ...Option) *Queue {
 		cfg.onPanic = logPanics(cfg.name, cfg.worker)
 	}
 	checkReplicated(rdb, cfg.replicated)
-	q := &Queue{rdb: rdb, cfg: cfg}
+	q := &Queue{rdb: rdb, cfg: cfg, st: store.Open(rdb, store.Replication{N: cfg.replicated.n, Timeout: cfg.replicated.timeout})}
 	for _, tag := range shardTags(cfg.name, max(1, cfg.shards)) {
-		q.shards = append(q.shards, newKeyset("{"+tag+"}:"))
+		q.shards = append(q.shards, store.NewKeys("{"+tag+"}:"))
 	}
 	q.k = q.shards[0]
 	q.brs = append(q.brs, &q.br)
@@ -231,19 +249,19 @@ func (q *Queue) schedule(ctx context.Context, op, id, kind string, us int64, rel
 	}
 	blob := make([]byte, 0, len(kind)+1+len(payload))
 	blob = append(append(append(blob, kind...), 0), payload...)
-	var n int
+	var added bool
 	k, br := q.shardOf(id)
-	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
-		n, err = q.eval(ctx, scheduleScript, k.all, k.prefix, id, us, blob, rel(relative), horizon).Int()
+	err := q.doWrite(ctx, br, "schedule", func(ctx context.Context) (err error) {
+		added, err = q.st.Schedule(ctx, k, id, us, relative, blob)
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("durable: %s %q: %w", op, id, err)
 	}
-	if n == 1 {
+	if added {
 		q.stats.scheduled.Add(1)
 	}
-	return n == 1, nil
+	return added, nil
 }
 
 // Reschedule moves a pending or dead job to a new due time (a dead job
@@ -264,19 +282,19 @@ func (q *Queue) Reschedule(ctx context.Context, id string, at time.Time) (bool, 
 	if err := q.checkWheel("Reschedule", id); err != nil {
 		return false, err
 	}
-	var n int
+	var r store.Rescheduled
 	k, br := q.shardOf(id)
-	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
-		n, err = q.eval(ctx, rescheduleScript, k.all, k.prefix, id, max(0, ceilMicro(at)), "0", horizon, takeBackMargin.Microseconds()).Int()
+	err := q.doWrite(ctx, br, "reschedule", func(ctx context.Context) (err error) {
+		r, err = q.st.Reschedule(ctx, k, id, max(0, ceilMicro(at)), takeBackMargin.Microseconds())
 		return err
 	})
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("durable: Reschedule %q: %w", id, err)
-	case n < 0:
+	case r == store.Running:
 		return false, fmt.Errorf("durable: Reschedule %q: %w", id, ErrRunning)
 	}
-	return n == 1, nil
+	return r == store.Moved, nil
 }
 
 // Cancel deletes the job with id, pending, running or dead, and returns
@@ -290,16 +308,16 @@ func (q *Queue) Cancel(ctx context.Context, id string) (bool, error) {
 	if err := q.check(ctx, "Cancel", id); err != nil {
 		return false, err
 	}
-	var n int
+	var found bool
 	k, br := q.shardOf(id)
-	err := q.doWrite(ctx, br, func(ctx context.Context) (err error) {
-		n, err = q.eval(ctx, cancelScript, k.all, k.prefix, id).Int()
+	err := q.doWrite(ctx, br, "cancel", func(ctx context.Context) (err error) {
+		found, err = q.st.Cancel(ctx, k, id)
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("durable: Cancel %q: %w", id, err)
 	}
-	return n == 1, nil
+	return found, nil
 }
 
 // State is where a job is in its life.
@@ -339,28 +357,27 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 	if err := q.check(ctx, "Lookup", id); err != nil {
 		return Info{}, false, err
 	}
-	var v []any
+	var f store.Found
 	k, br := q.shardOf(id)
-	err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
-		v, err = lookupScript.Run(ctx, q.rdb, k.all, k.prefix, id).Slice()
+	err := q.doOn(ctx, br, "lookup", func(ctx context.Context) (err error) {
+		f, err = q.st.Lookup(ctx, k, id)
 		return err
 	})
 	if err != nil {
 		return Info{}, false, fmt.Errorf("durable: Lookup %q: %w", id, err)
 	}
-	blob, ok := v[0].(string)
-	if !ok {
+	if !f.Exists {
 		return Info{}, false, nil
 	}
-	now, _ := v[4].(int64)
+	now := f.Now
 	info := Info{Job: Job{ID: id}, State: Pending}
-	info.Kind, info.Payload = split(blob)
-	if s, ok := v[1].(string); ok {
-		info.Due = time.UnixMicro(parseScore(s))
+	info.Kind, info.Payload = split(f.Blob)
+	if f.HasScore {
+		info.Due = time.UnixMicro(f.Score)
 	}
-	if r, ok := v[2].(string); ok {
-		attempt, worker, due := parseRun(r)
-		info.Attempt, info.Worker = attempt, worker
+	if f.Run.Attempt > 0 || f.Run.Worker != "" {
+		worker, due := f.Run.Worker, f.Run.Due
+		info.Attempt, info.Worker = f.Run.Attempt, worker
 		switch {
 		case worker == "":
 		case due > now:
@@ -370,11 +387,11 @@ func (q *Queue) Lookup(ctx context.Context, id string) (Info, bool, error) {
 			info.State = Running
 		default:
 			// The lease ran out (its worker died): pending, claimable
-			// again, as the layout says (scripts.go).
+			// again, as the layout says (the store's keys.go).
 		}
 	}
-	if e, ok := v[3].(string); ok {
-		info.State, info.Err = Dead, e
+	if f.Dead {
+		info.State, info.Err = Dead, f.Err
 	}
 	return info, true, nil
 }
@@ -391,9 +408,10 @@ func (q *Queue) Pause(ctx context.Context, kind string) error {
 	if err := q.checkOp(ctx, "Pause", kind); err != nil {
 		return err
 	}
-	err := q.eachShard(func(k keyset, br *breaker) error {
-		return q.doOn(ctx, br, func(ctx context.Context) error {
-			return pauseScript.Run(ctx, q.rdb, k.all, k.prefix, kind).Err()
+	err := q.eachShard(func(k store.Keys, br *breaker) error {
+		return q.doOn(ctx, br, "pause", func(ctx context.Context) error {
+			_, err := q.st.Pause(ctx, k, kind)
+			return err
 		})
 	})
 	if err != nil {
@@ -412,18 +430,18 @@ func (q *Queue) Resume(ctx context.Context, kind string) error {
 		return err
 	}
 	const chunk = 1000
-	err := q.eachShard(func(k keyset, br *breaker) error {
-		script := resumeScript
+	err := q.eachShard(func(k store.Keys, br *breaker) error {
+		resume := q.st.Resume
 		for {
 			var left int
-			err := q.doOn(ctx, br, func(ctx context.Context) (err error) {
-				left, err = script.Run(ctx, q.rdb, k.all, k.prefix, kind, chunk).Int()
+			err := q.doOn(ctx, br, "resume", func(ctx context.Context) (err error) {
+				left, err = resume(ctx, k, kind, chunk)
 				return err
 			})
 			if err != nil || left == 0 {
 				return err
 			}
-			script = unparkScript
+			resume = q.st.Unpark
 		}
 	})
 	if err != nil {
@@ -439,8 +457,8 @@ func (q *Queue) Paused(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var kinds []string
-	err := q.do(ctx, func(ctx context.Context) (err error) {
-		kinds, err = pausedScript.Run(ctx, q.rdb, q.k.all, q.k.prefix).StringSlice()
+	err := q.doOn(ctx, &q.br, "paused", func(ctx context.Context) (err error) {
+		kinds, err = q.st.Paused(ctx, q.k)
 		return err
 	})
 	if err != nil {
@@ -472,7 +490,9 @@ func (q *Queue) Close(ctx context.Context) error {
 	}
 	q.closed = true
 	q.mu.Unlock()
-	return q.closeWorkers(ctx)
+	err := q.closeWorkers(ctx)
+	q.st.Close()
+	return err
 }
 
 // usable panics on a Queue not made by New, and refuses op, on subject
@@ -537,57 +557,6 @@ func (q *Queue) checkWheel(op, id string) error {
 	return nil
 }
 
-// do makes one call to Redis, f, for a caller: bounded by the call
-// timeout, refused while the breaker is open, and counted in Stats.Errors
-// when it fails. The caller wraps the error it returns.
-func (q *Queue) do(ctx context.Context, f func(ctx context.Context) error) error {
-	return q.doOn(ctx, &q.br, f)
-}
-
-// doOn is do with the breaker br: a shard's (shards.go), whose primary
-// may be down while the others' are not.
-func (q *Queue) doOn(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
-	return q.doWithin(ctx, br, q.cfg.callTimeout, f)
-}
-
-// doWrite is doOn for a change made through eval, bounded by writeBound.
-func (q *Queue) doWrite(ctx context.Context, br *breaker, f func(ctx context.Context) error) error {
-	return q.doWithin(ctx, br, q.writeBound(), f)
-}
-
-// writeBound is how long a change made through eval may take: the call
-// timeout, and WithReplicated's WAIT twice over (evalWait sends the
-// script and WAIT again to a primary that lacks the script). So a
-// shortfall of replicas ends in ErrNotReplicated, not in a timeout that
-// marks Redis unreachable.
-func (q *Queue) writeBound() time.Duration {
-	return q.cfg.callTimeout + 2*q.cfg.replicated.timeout
-}
-
-// doWithin is doOn bounded by d.
-func (q *Queue) doWithin(ctx context.Context, br *breaker, d time.Duration, f func(ctx context.Context) error) error {
-	if err := br.allow(); err != nil {
-		return err
-	}
-	err, timedOut := bounded(ctx, d, f)
-	br.record(err, timedOut)
-	if err != nil {
-		q.stats.errors.Add(1)
-		reloadAfter(q.rdb, err)
-	}
-	return err
-}
-
-// parseRun parses a :run value: "attempt", "attempt|worker" or
-// "attempt|worker|due".
-func parseRun(r string) (attempt int, worker string, due int64) {
-	a, rest, _ := strings.Cut(r, "|")
-	attempt, _ = strconv.Atoi(a)
-	worker, d, _ := strings.Cut(rest, "|")
-	due, _ = strconv.ParseInt(d, 10, 64)
-	return attempt, worker, due
-}
-
 // ceilMicro returns t in µs since the Unix epoch, rounded up: a job is
 // never due before the time it was given.
 func ceilMicro(t time.Time) int64 {
@@ -605,27 +574,10 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
-func rel(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
 // split returns a blob's kind and payload.
 func split(blob string) (string, []byte) {
 	kind, payload, _ := strings.Cut(blob, "\x00")
 	return kind, []byte(payload)
-}
-
-// parseScore parses a score Redis wrote: µs, an integer below 2^53,
-// written as one or in exponent form.
-func parseScore(s string) int64 {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n
-	}
-	f, _ := strconv.ParseFloat(s, 64)
-	return int64(f)
 }
 
 // wheelOrNew returns the configured wheel, or a new one the worker owns.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/timewheel/timewheel/durable/internal/store"
 )
 
 // moveMargin is how far ahead a pending job must be due for MoveToShards
@@ -37,41 +37,45 @@ const moveMargin = 10 * time.Second
 // WithReplicated, a move that fewer replicas than asked acknowledged is
 // still made whole on the primaries, and the call stops there with an
 // error wrapping ErrNotReplicated.
+//
+// First it writes k as the queue's shard count in its layout record,
+// over a record of one shard: from then on the Queues of the name made
+// without WithShards(k) fail their calls (ErrShards). It returns an
+// error wrapping ErrShards for a record of another count.
 func (q *Queue) MoveToShards(ctx context.Context) (moved, left int, err error) {
-	if err := q.checkOp(ctx, "MoveToShards", ""); err != nil {
+	if err := q.usable(ctx, "MoveToShards", ""); err != nil {
 		return 0, 0, err
+	}
+	if err := q.moveLayout(ctx); err != nil {
+		return 0, 0, fmt.Errorf("durable: MoveToShards: %w", err)
 	}
 	if len(q.shards) == 1 {
 		return 0, 0, nil
 	}
 	k0 := q.shards[0]
-	for _, key := range []string{k0.due(), k0.dead()} {
+	for _, dead := range []bool{false, true} {
 		for cursor := uint64(0); ; {
 			var ids []string
-			err := q.doOn(ctx, q.brs[0], func(ctx context.Context) (err error) {
-				if key == k0.due() {
-					ids, cursor, err = q.rdb.ZScan(ctx, key, cursor, "", 256).Result()
-				} else {
-					ids, cursor, err = q.rdb.HScan(ctx, key, cursor, "", 256).Result()
-				}
+			err := q.doOn(ctx, q.brs[0], "scan", func(ctx context.Context) (err error) {
+				ids, cursor, err = q.st.Scan(ctx, k0, dead, cursor, 256)
 				return err
 			})
 			if err != nil {
 				return moved, left, fmt.Errorf("durable: MoveToShards: %w", err)
 			}
-			for i := 0; i < len(ids); i += 2 { // id, score or error
-				t := q.shardIndex(ids[i])
+			for _, id := range ids {
+				t := q.shardIndex(id)
 				if t == 0 {
 					continue
 				}
-				ok, err := q.moveOne(ctx, ids[i], t)
+				ok, err := q.moveOne(ctx, id, t)
 				if ok {
 					moved++
 				} else {
 					left++
 				}
 				if err != nil {
-					return moved, left, fmt.Errorf("durable: MoveToShards %q: %w", ids[i], err)
+					return moved, left, fmt.Errorf("durable: MoveToShards %q: %w", id, err)
 				}
 			}
 			if cursor == 0 {
@@ -82,51 +86,65 @@ func (q *Queue) MoveToShards(ctx context.Context) (moved, left int, err error) {
 	return moved, left, nil
 }
 
+// moveLayout has the layout record say the Queue's shard count: it
+// writes it over a record of one shard (the step MoveToShards takes),
+// and refuses any other count.
+func (q *Queue) moveLayout(ctx context.Context) error {
+	l, err := q.readLayout(ctx, len(q.shards))
+	switch {
+	case err != nil:
+		return err
+	case l.Shards == len(q.shards):
+	case l.Shards == 1:
+		err = q.callOn(ctx, &q.br, "layout", q.cfg.callTimeout, func(ctx context.Context) error {
+			return q.st.SetLayout(ctx, q.k, len(q.shards))
+		})
+		if err != nil {
+			return err
+		}
+	default:
+		return q.shardsError(l.Shards)
+	}
+	q.laid.Store(true)
+	return nil
+}
+
 // moveOne moves the job id from shard 0 to shard t, if it may, and
 // reports whether it did.
 func (q *Queue) moveOne(ctx context.Context, id string, t int) (bool, error) {
 	k0 := q.shards[0]
-	var snap []any
-	err := q.doOn(ctx, q.brs[0], func(ctx context.Context) (err error) {
-		snap, err = snapScript.Run(ctx, q.rdb, k0.all, k0.prefix, id, moveMargin.Microseconds()).Slice()
-		if err == redis.Nil {
-			err = nil // not to be moved now
-		}
+	var snap store.Snapshot
+	var ok bool
+	err := q.doOn(ctx, q.brs[0], "snap", func(ctx context.Context) (err error) {
+		snap, ok, err = q.st.Snap(ctx, k0, id, moveMargin.Microseconds())
 		return err
 	})
-	if err != nil || len(snap) < 4 {
+	if err != nil || !ok {
 		return false, err
-	}
-	state := make([]any, 4) // blob, score, run, dead: "" for none
-	for i := range state {
-		s, _ := snap[i].(string)
-		state[i] = s
 	}
 	// A change the replicas fell short of (WithReplicated) is made on
 	// the primary: the move goes on, so that the job is not left in both
 	// shards, and the shortfall is returned at the end.
 	var short error
-	call := func(i int, s *redis.Script, args ...any) (int, error) {
-		k := q.shards[i]
-		var n int64
-		err := q.doWrite(ctx, q.brs[i], func(ctx context.Context) error {
-			cmd := q.eval(ctx, s, k.all, append([]any{k.prefix, id}, args...)...)
-			n, _ = cmd.Val().(int64)
-			return cmd.Err()
+	call := func(i int, op string, f func(context.Context, store.Keys, string, store.Snapshot) (bool, error)) (bool, error) {
+		var done bool
+		err := q.doWrite(ctx, q.brs[i], op, func(ctx context.Context) (err error) {
+			done, err = f(ctx, q.shards[i], id, snap)
+			return err
 		})
 		if errors.Is(err, ErrNotReplicated) {
 			short, err = err, nil
 		}
-		return int(n), err
+		return done, err
 	}
-	if put, err := call(t, putScript, append(state, horizon)...); err != nil || put == 0 {
+	if put, err := call(t, "put", q.st.Put); err != nil || !put {
 		return false, cmp.Or(err, short)
 	}
-	dropped, err := call(0, dropScript, state...)
-	if err != nil || dropped == 1 {
-		return dropped == 1, cmp.Or(err, short)
+	dropped, err := call(0, "drop", q.st.Drop)
+	if err != nil || dropped {
+		return dropped, cmp.Or(err, short)
 	}
 	// Changed in shard 0 meanwhile: the copy goes, unless changed too.
-	_, err = call(t, dropScript, state...)
+	_, err = call(t, "drop", q.st.Drop)
 	return false, cmp.Or(err, short)
 }

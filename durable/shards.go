@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/timewheel/timewheel/durable/internal/store"
 )
 
 // MaxShards is the most shards WithShards takes.
@@ -30,10 +32,12 @@ const MaxShards = 256
 // the primaries.
 //
 // Every Queue of a name must use the same k: Queues of a name with
-// different k look for a job's ID in different shards. A queue of one
-// shard can go to k; its jobs, in shard 0, still run, but an ID-based
-// call for one of them finds it only if its ID maps to shard 0, until
-// MoveToShards has moved it. It panics if k is not in [1, MaxShards].
+// different k look for a job's ID in different shards. So the queue's
+// layout record in Redis holds k, written at the first Queue's first
+// call, and a Queue whose k disagrees fails every call with an error
+// wrapping ErrShards that names both (layout.go). A queue of one shard
+// goes to k by MoveToShards, which writes k; its jobs, in shard 0, still
+// run meanwhile. It panics if k is not in [1, MaxShards].
 func WithShards(k int) Option {
 	if k < 1 || k > MaxShards {
 		panic(fmt.Sprintf("durable: WithShards: k %d not in [1, %d]", k, MaxShards))
@@ -68,7 +72,7 @@ const spread = 16
 
 // shardOf returns the keys and the breaker of the shard of the job with
 // id.
-func (q *Queue) shardOf(id string) (keyset, *breaker) {
+func (q *Queue) shardOf(id string) (store.Keys, *breaker) {
 	i := q.shardIndex(id)
 	return q.shards[i], q.brs[i]
 }
@@ -119,7 +123,7 @@ func (q *Queue) closeWorkers(ctx context.Context) error {
 
 // eachShard calls f with each shard's keys and breaker, in turn, and
 // returns the first error.
-func (q *Queue) eachShard(f func(k keyset, br *breaker) error) error {
+func (q *Queue) eachShard(f func(k store.Keys, br *breaker) error) error {
 	for i, k := range q.shards {
 		if err := f(k, q.brs[i]); err != nil {
 			return err

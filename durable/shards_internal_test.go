@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"github.com/timewheel/timewheel/durable/internal/store"
+
 	"fmt"
 	"hash/fnv"
 	"testing"
@@ -59,7 +61,7 @@ func TestShardTags(t *testing.T) {
 // layout of every sharded store depends on it.
 func TestShardIndexIsFNV1a(t *testing.T) {
 	for _, k := range []int{2, 3, 7, MaxShards} {
-		q := &Queue{shards: make([]keyset, k)}
+		q := &Queue{shards: make([]store.Keys, k)}
 		for i := range 1000 {
 			id := fmt.Sprint("job-", i, "-\xff\x00")
 			h := fnv.New32a()

@@ -439,3 +439,30 @@ func TestPauseResume(t *testing.T) {
 		t.Errorf("Paused after the resumes = %q", p)
 	}
 }
+
+// A dashboard given a Queue whose shard count disagrees with the one the
+// queue's layout in Redis holds shows an error that names both counts.
+func TestShardsDisagree(t *testing.T) {
+	rs := redisserver.ForTest(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	q3 := durable.New(rdb, durable.WithName("sharded"), durable.WithShards(3))
+	defer q3.Close(ctx)
+	if _, err := q3.ScheduleAfter(ctx, "a", "k", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	q2 := durable.New(rdb, durable.WithName("sharded"), durable.WithShards(2))
+	defer q2.Close(ctx)
+	srv := httptest.NewServer(dashboard.New(dashboard.Options{}, q2))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/?q=sharded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(html.UnescapeString(string(b)), `queue "sharded" has 3 shards in Redis, this Queue WithShards(2)`) {
+		t.Errorf("GET of a queue of 3 shards made WithShards(2): %d\n%s", resp.StatusCode, b)
+	}
+}

@@ -10,8 +10,9 @@ import (
 )
 
 // checkedDirs are the packages whose …Locked functions must check their
-// lock: every package of the root module that has any.
-var checkedDirs = []string{".", "clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "wheelctx", "internal/*"}
+// lock: every package of the root module that has any, and durable's
+// (a module of its own, in this repository).
+var checkedDirs = []string{".", "clock", "cron", "cron/claimtest", "expiry", "idleconn", "loop", "queue", "wheelctx", "internal/*", "durable", "durable/internal/*"}
 
 // TestEveryLockedFunctionChecks: every function named …Locked in
 // checkedDirs starts with a lock check, or its doc says that its

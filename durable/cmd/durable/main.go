@@ -15,15 +15,21 @@
 //	cancel ID...                   jobs deleted, whatever their state; a running attempt's context is cancelled
 //	pause [kind]                   no more claims of the kind's jobs (of any job without a kind)
 //	resume [kind]                  claims again
-//	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards)
+//	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards),
+//	                               and k written as the queue's shard count
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
 // 127.0.0.1:6379. With -cluster, Redis is a Redis Cluster and -addr its
 // seed nodes, host:port,host:port, or a redis:// URL with addr= for each
 // further seed. -queue is the Queue's WithName (default "durable");
-// -lease, the workers' WithLease (default 5s), within which stats looks
-// for the running jobs; -shards, the queue's WithShards (default 1).
+// -lease, the workers' WithLease (default 5s; stats counts the running
+// jobs exactly whatever it is); -shards, the queue's WithShards (default: the
+// count the queue's layout in Redis holds; a -shards that disagrees with
+// it is an error naming both). -timeout bounds the command's time with
+// Redis, each call included, also on a Redis that is connected but
+// stalled; a Redis that cannot be reached is reported as a connection
+// error.
 // What a job holds (IDs, kinds, payloads, errors) is printed quoted when
 // it is not plain printable text, so that no job can write terminal
 // escapes. The command starts no worker: it claims and runs nothing.
@@ -36,6 +42,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
@@ -94,8 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", def, "Redis: host:port, or a redis:// or rediss:// URL (default $DURABLE_REDIS)")
 	name := fs.String("queue", "durable", "the queue's name (durable.WithName)")
 	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
-	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease): stats looks for the running jobs within it")
-	shards := fs.Int("shards", 1, "the queue's shards (durable.WithShards)")
+	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease)")
+	shards := fs.Int("shards", 0, "the queue's shards (durable.WithShards); default: as the queue's layout in Redis says")
 	cluster := fs.Bool("cluster", false, "Redis is a Redis Cluster: -addr is its seed nodes, host:port,host:port, or a redis:// URL with addr= for each further seed")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -108,8 +115,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "durable: -queue %q is empty or holds a brace\n", *name)
 		return 2
 	}
-	if *shards < 1 || *shards > durable.MaxShards {
+	if *shards < 0 || *shards > durable.MaxShards {
 		fmt.Fprintf(stderr, "durable: -shards %d not in [1, %d]\n", *shards, durable.MaxShards)
+		return 2
+	}
+	if *timeout < 10*time.Millisecond {
+		fmt.Fprintf(stderr, "durable: -timeout %v under 10ms\n", *timeout)
+		return 2
+	}
+	if fs.Arg(0) == "move" && *shards == 0 {
+		fmt.Fprintf(stderr, "durable move: needs -shards k, the count to move to\n\n%s", usage)
 		return 2
 	}
 	if *lease < 30*time.Millisecond {
@@ -122,12 +137,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer rdb.Close()
-	q := durable.New(rdb, durable.WithName(*name), durable.WithLease(*lease), durable.WithShards(*shards))
-	defer q.Close(context.Background())
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	c := &cli{q: q, out: stdout}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	c := &cli{rdb: rdb, name: *name, shards: *shards, opts: []durable.Option{durable.WithName(*name), durable.WithLease(*lease), durable.WithCallTimeout(*timeout)}, out: stdout}
+	defer c.close()
 	switch cmd {
 	case "stats":
 		err = c.stats(ctx, rest)
@@ -157,10 +171,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 2
 	case err != nil:
-		fmt.Fprintf(stderr, "durable %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "durable %s: %v\n", cmd, connError(err, *addr, *cluster, *timeout))
 		return 1
 	}
 	return 0
+}
+
+// connError tells apart, for an error that is a failed dial or the end
+// of the command's time, a Redis that cannot be reached (a connection
+// error) from one that is reached but does not answer (stalled, or far
+// behind): it dials -addr's first node once, within a second.
+func connError(err error, addr string, cluster bool, timeout time.Duration) error {
+	var op *net.OpError
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &op) && op.Op == "dial") {
+		return err
+	}
+	host := strings.Split(addr, ",")[0]
+	if o, perr := redisOptions(host); perr == nil && (!cluster || !strings.Contains(addr, "://")) {
+		host = o.Addr
+	} else if o, perr := redis.ParseClusterURL(addr); perr == nil && len(o.Addrs) > 0 {
+		host = o.Addrs[0]
+	}
+	conn, derr := net.DialTimeout("tcp", host, time.Second)
+	if derr != nil {
+		return fmt.Errorf("cannot connect to Redis at %s: connection error: %v", host, derr)
+	}
+	conn.Close()
+	return fmt.Errorf("no reply from Redis at %s within -timeout %v: connected, but it does not answer (stalled, or far behind): %w", host, timeout, err)
 }
 
 // client returns the client -addr and -cluster ask for.
@@ -203,8 +240,36 @@ func redisOptions(addr string) (*redis.Options, error) {
 
 // A cli runs the commands on one queue.
 type cli struct {
-	q   *durable.Queue
-	out io.Writer
+	rdb    redis.UniversalClient
+	name   string
+	shards int // -shards; 0: the queue's layout in Redis says
+	opts   []durable.Option
+	q      *durable.Queue // made by open, once a command's arguments are checked
+	out    io.Writer
+}
+
+// open makes the Queue, once: with -shards, or the count the queue's
+// layout record holds.
+func (c *cli) open(ctx context.Context) error {
+	if c.q != nil {
+		return nil
+	}
+	k := c.shards
+	if k == 0 {
+		n, err := durable.Shards(ctx, c.rdb, c.name)
+		if err != nil {
+			return err
+		}
+		k = max(n, 1)
+	}
+	c.q = durable.New(c.rdb, append(c.opts, durable.WithShards(k))...)
+	return nil
+}
+
+func (c *cli) close() {
+	if c.q != nil {
+		c.q.Close(context.Background())
+	}
 }
 
 // flags returns a flag set for command's own flags, whose errors run
@@ -226,6 +291,9 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		return fmt.Errorf("%w: stats takes no arguments", errUsage)
 	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
 	n, err := c.q.Counts(ctx)
 	if err != nil {
 		return err
@@ -239,11 +307,7 @@ func (c *cli) stats(ctx context.Context, args []string) error {
 	fmt.Fprintf(tw, "pending\t%d\n", n.Pending)
 	fmt.Fprintf(tw, "due\t%d\t(claimable now, not yet claimed)\n", n.Due)
 	fmt.Fprintf(tw, "oldest due\t%v\t(how long the earliest claimable job has waited)\n", n.Lateness.Round(time.Millisecond))
-	if n.RunningAtLeast {
-		fmt.Fprintf(tw, "running\t%d or more\t(over 10,000 jobs claimable within the lease: counted among those)\n", n.Running)
-	} else {
-		fmt.Fprintf(tw, "running\t%d\n", n.Running)
-	}
+	fmt.Fprintf(tw, "running\t%d\n", n.Running)
 	fmt.Fprintf(tw, "dead\t%d\n", n.Dead)
 	fmt.Fprintf(tw, "paused\t%s\n", pausedText(paused))
 	fmt.Fprintf(tw, "redis time\t%s\n", n.At.UTC().Format(time.RFC3339Nano))
@@ -288,6 +352,9 @@ func (c *cli) list(ctx context.Context, args []string) error {
 			return fmt.Errorf("%w: -cursor %q is not one list printed", errUsage, *cursor)
 		}
 		raw = string(b)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
 	}
 	jobs, next, err := c.q.List(ctx, state, raw, *limit)
 	if err != nil {
@@ -338,6 +405,9 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: inspect takes one ID", errUsage)
 	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
 	info, ok, err := c.q.Lookup(ctx, fs.Arg(0))
 	if err != nil {
 		return err
@@ -384,6 +454,11 @@ func (c *cli) dead(ctx context.Context, verb string, args []string) error {
 		return fmt.Errorf("%w: %s takes IDs or -all", errUsage, verb)
 	case !*all && *kind != "":
 		return fmt.Errorf("%w: -kind goes with -all", errUsage)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
+	switch {
 	case *all && verb == "retry":
 		n, err = c.q.RetryAllDead(ctx, *kind)
 	case *all:
@@ -422,6 +497,9 @@ func (c *cli) move(ctx context.Context, args []string) error {
 	if len(args) != 0 {
 		return fmt.Errorf("%w: move takes no arguments", errUsage)
 	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
 	moved, left, err := c.q.MoveToShards(ctx)
 	fmt.Fprintf(c.out, "moved %d, left %d in shard 0 (due within 10 s, leased or parked: run move again later)\n", moved, left)
 	return err
@@ -430,6 +508,9 @@ func (c *cli) move(ctx context.Context, args []string) error {
 func (c *cli) cancel(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: cancel takes IDs", errUsage)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
 	}
 	missing := 0
 	for _, id := range args {
@@ -464,6 +545,9 @@ func (c *cli) pause(ctx context.Context, pause bool, args []string) error {
 	what := "the whole queue"
 	if kind != "" {
 		what = "kind " + clean(kind)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
 	}
 	if pause {
 		if err := c.q.Pause(ctx, kind); err != nil {

@@ -195,6 +195,8 @@ func TestUsage(t *testing.T) {
 		{"cancel"},
 		{"pause", "a", "b"},
 		{"move", "x"},
+		{"move"},
+		{"-timeout", "1ms", "stats"},
 		{"-queue", "a{b}", "stats"},
 		{"-lease", "1ms", "stats"},
 		{"-addr", "redis://127.0.0.1:1/db", "stats"},
@@ -207,7 +209,7 @@ func TestUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	start := time.Now()
 	code := run(context.Background(), []string{"-addr", "127.0.0.1:1", "-timeout", "300ms", "stats"}, &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), "durable stats: durable: Counts:") || time.Since(start) > 5*time.Second {
+	if code != 1 || !strings.Contains(errb.String(), "durable stats: cannot connect to Redis at 127.0.0.1:1: connection error: ") || time.Since(start) > 5*time.Second {
 		t.Errorf("stats of no Redis: exit %d, %q after %v", code, errb.String(), time.Since(start))
 	}
 	if got := clean("ok id"); got != "ok id" {
@@ -248,6 +250,37 @@ func TestMove(t *testing.T) {
 	}
 	if out := must(t, srv.Addr, "-shards", "3", "move"); !strings.HasPrefix(out, "moved 0, left 0 ") {
 		t.Errorf("move again: %q", out)
+	}
+	// Without -shards, stats reads the count move wrote, and sees every
+	// job; a -shards that disagrees is an error naming both counts.
+	if out := must(t, srv.Addr, "stats"); !regexp.MustCompile(`(?m)^pending +30$`).MatchString(out) {
+		t.Errorf("stats after move: %q", out)
+	}
+	code, _, errs := durableCmd(t, srv.Addr, "-shards", "2", "stats")
+	if code != 1 || !strings.Contains(errs, `queue "cli" has 3 shards in Redis, this Queue WithShards(2)`) {
+		t.Errorf("stats -shards 2 of a queue of 3: exit %d, %q", code, errs)
+	}
+}
+
+// On a Redis that is connected but stalled (CLIENT PAUSE), a command
+// returns within -timeout and a margin, its error saying no reply came.
+func TestTimeoutOnStalledRedis(t *testing.T) {
+	srv := redisserver.ForTest(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+	must(t, srv.Addr, "stats") // the layout record written
+	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, _, errs := durableCmd(t, srv.Addr, "-timeout", "300ms", "inspect", "x")
+	// 1.5 s is generous against 300ms, and under the pause's 2 s.
+	if took := time.Since(start); code != 1 || took > 1500*time.Millisecond || !strings.Contains(errs, "no reply from Redis at "+srv.Addr+" within -timeout 300ms: connected, but it does not answer") {
+		t.Errorf("inspect on a paused Redis: exit %d, %q after %v", code, errs, took)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil { // returns once the pause ends
+		t.Fatal(err)
 	}
 }
 

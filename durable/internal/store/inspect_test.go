@@ -1,0 +1,132 @@
+package store_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/timewheel/timewheel/durable/internal/store"
+)
+
+// counts: the running jobs exactly (a live lease for a due time come;
+// not one leased ahead, not one whose lease ran out), the dead, the due
+// (a lease run out, a parked job) and the oldest of those.
+func TestScriptCounts(t *testing.T) {
+	servers(t, func(e *env) {
+		now := e.now()
+		e.lease("running", "w1", 1, now-1_000_000, now+lease, now)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
+		e.lease("expired", "w1", 1, past, past+lease, now)
+		e.pending("later", far)
+		e.job("d", "k", "")
+		e.dead("d", "boom")
+		e.job("parked", "p", "")
+		e.zadd(e.k.Park("p"), "parked", past-1)
+		e.do(e.rdb.SAdd(e.ctx, e.k.Parked(), "p"))
+		c, err := e.st.Counts(e.ctx, e.k)
+		if err != nil || c.Now < now {
+			t.Fatalf("Counts = %+v, %v", c, err)
+		}
+		c.Now = 0
+		check(t, "Counts", c, err, store.Counted{Jobs: 6, Running: 1, Dead: 1, Due: 2, Oldest: past - 1})
+	})
+}
+
+// listDue: the pending jobs by score a page at a time (a leased-ahead
+// one pending, then the parked ones), and the running ones alone.
+func TestScriptListDue(t *testing.T) {
+	servers(t, func(e *env) {
+		now := e.now()
+		e.pending("a", past)
+		e.pending("b", past+1)
+		e.lease("run", "w1", 2, now-1_000_000, now+lease, now)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
+		e.job("parked", "p", "pp")
+		e.zadd(e.k.Park("p"), "parked", past)
+		e.do(e.rdb.SAdd(e.ctx, e.k.Parked(), "p"))
+		ids := func(l store.ListedDue) (s []string) {
+			for _, j := range l.Jobs {
+				s = append(s, j.ID)
+			}
+			return s
+		}
+		p, err := e.st.ListDue(e.ctx, e.k, store.ListDueArgs{Limit: 2, Budget: 100})
+		if err != nil || !slices.Equal(ids(p), []string{"a", "b"}) || p.Next.ID != "b" || p.Jobs[0].Blob != "k\x00p-a" || p.Jobs[1].Score != past+1 {
+			t.Fatalf("ListDue page 1 = %+v, %v", p, err)
+		}
+		a := p.Next
+		a.Limit, a.Budget = 2, 100
+		p, err = e.st.ListDue(e.ctx, e.k, a)
+		if err != nil || !slices.Equal(ids(p), []string{"ahead", "parked"}) || p.Next.ID != "" {
+			t.Fatalf("ListDue page 2 = %+v, %v", p, err)
+		}
+		if r := p.Jobs[0].Run; r != (store.Token{Attempt: 1, Worker: "w1", Due: now + 1_000_000}) {
+			t.Errorf("ahead's run = %+v", r)
+		}
+		p, err = e.st.ListDue(e.ctx, e.k, store.ListDueArgs{Running: true, Limit: 10, Budget: 100})
+		if err != nil || !slices.Equal(ids(p), []string{"run"}) || p.Jobs[0].Run.Attempt != 2 {
+			t.Fatalf("ListDue running = %+v, %v", p, err)
+		}
+	})
+}
+
+// listDead: every dead job once across pages, with its attempts and
+// error.
+func TestScriptListDead(t *testing.T) {
+	servers(t, func(e *env) {
+		for i := range 5 {
+			id := fmt.Sprint("d", i)
+			e.job(id, "k", "")
+			e.run(id, "3")
+			e.dead(id, "e"+id)
+		}
+		var got []string
+		cursor, skip := "0", int64(0)
+		for range 10 {
+			p, err := e.st.ListDead(e.ctx, e.k, cursor, skip, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range p.Jobs {
+				if j.Err != "e"+j.ID || j.Run.Attempt != 3 || j.Blob != "k\x00" {
+					t.Errorf("ListDead: %+v", j)
+				}
+				got = append(got, j.ID)
+			}
+			if p.Cursor == "" {
+				break
+			}
+			cursor, skip = p.Cursor, p.Skip
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"d0", "d1", "d2", "d3", "d4"}) {
+			t.Errorf("ListDead listed %q", got)
+		}
+	})
+}
+
+// dead: retry of IDs (only the dead ones, due now, attempts forgotten),
+// delete of IDs, and a sweep of one kind.
+func TestScriptDead(t *testing.T) {
+	servers(t, func(e *env) {
+		for _, id := range []string{"a", "b", "c"} {
+			e.job(id, "k", "")
+			e.run(id, "3")
+			e.dead(id, "boom")
+		}
+		e.job("other", "p", "")
+		e.dead("other", "boom")
+		e.pending("alive", far)
+		s, err := e.st.Dead(e.ctx, e.k, true, []string{"a", "alive", "none"})
+		check(t, "Dead retry a", s, err, store.Swept{Cursor: "0", Done: 1})
+		s, err = e.st.Dead(e.ctx, e.k, false, []string{"b"})
+		check(t, "Dead delete b", s, err, store.Swept{Cursor: "0", Done: 1})
+		s, err = e.st.DeadSweep(e.ctx, e.k, false, "k", "0")
+		check(t, "DeadSweep delete k", s, err, store.Swept{Cursor: "0", Done: 1})
+		a := f0(e, "a")
+		e.keysAre("after Dead",
+			fmt.Sprintf("due: a=%d alive=%d", a, far),
+			"job: a=k| alive=k|p-alive other=p|",
+			"dead: other=boom")
+	})
+}
