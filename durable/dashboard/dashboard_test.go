@@ -280,9 +280,9 @@ func TestForgedForm(t *testing.T) {
 	}{
 		{url.Values{"q": {"q"}, "action": {"flushall"}}, 400},
 		{url.Values{"q": {"other"}, "action": {"retry"}, "id": {"mail-0"}}, 404},
-		{url.Values{"q": {"q"}, "action": {"delete-all"}}, 200},                       // the confirmation page
-		{url.Values{"q": {"q"}, "action": {"retry-all"}, "confirm": {"on"}}, 200},     // the same
-		{url.Values{"q": {"q"}, "action": {"cancel"}, "id": {"later"}}, 200},          // the same
+		{url.Values{"q": {"q"}, "action": {"delete-all"}}, 200},                   // the confirmation page
+		{url.Values{"q": {"q"}, "action": {"retry-all"}, "confirm": {"on"}}, 200}, // the same
+		{url.Values{"q": {"q"}, "action": {"cancel"}, "id": {"later"}}, 200},      // the same
 		{url.Values{"q": {"q"}, "action": {"retry"}, "id64": {"!!"}}, 400},
 		{url.Values{"q": {"q"}, "action": {"retry"}, "id": {""}}, 400},
 		{url.Values{"q": {"q"}, "action": {"cancel"}}, 400},
