@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,17 +88,18 @@ func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 
 // List returns up to limit jobs in state (Pending, Running or Dead),
 // starting at cursor ("" for the first page), and the cursor of the next
-// page: "" once there is none. Pending and running jobs come by when
-// they are next claimable (due time, end of backoff or of lease; for a
-// pending job leased ahead, its lease's end), then ID; then, for
-// pending, the jobs parked by a paused kind, kind by kind; dead jobs in
-// no set order. Each call reads a bounded stretch of the store, so a page
-// may hold fewer than limit jobs (none, even) while the next cursor is
-// not "". A job that changes state between pages may be missed or
-// returned twice. A queue of several shards (WithShards) is listed shard
-// by shard. It returns an error for a limit outside [1, MaxList], a bad
-// cursor or state. It costs one round trip, O(log² n) plus the stretch
-// read (at most 4*limit+256 jobs).
+// page: "" once there is none. Pending jobs come by when they are next
+// claimable (due time, end of backoff; for one leased ahead, its lease's
+// end), then ID, then the jobs parked by a paused kind, kind by kind;
+// running jobs by ID, each with its lease's end as Due; dead jobs in no
+// set order. A pending or dead page reads a bounded stretch of the
+// store, so it may hold fewer than limit jobs (none, even) while the next
+// cursor is not "". A job that changes state between pages may be
+// missed or returned twice. A queue of several shards (WithShards) is
+// listed shard by shard. It returns an error for a limit outside [1,
+// MaxList] or a bad state, and one wrapping ErrCursor for a bad cursor.
+// It costs one round trip: O(log² n) plus the stretch read (at most
+// 4*limit+256 jobs); for running jobs, O(L log L) for L live leases.
 func (q *Queue) List(ctx context.Context, state State, cursor string, limit int) ([]Info, string, error) {
 	if err := q.checkOp(ctx, "List", ""); err != nil {
 		return nil, "", err
@@ -118,7 +120,7 @@ func (q *Queue) List(ctx context.Context, state State, cursor string, limit int)
 		s, rest, ok := strings.Cut(cursor, "/")
 		n, err := strconv.Atoi(s)
 		if !ok || err != nil || n < 0 || n >= len(q.shards) {
-			return nil, "", fmt.Errorf("durable: List: bad cursor %.60q for state %v", cursor, state)
+			return nil, "", &cursorError{cursor, state}
 		}
 		i, inner = n, rest
 	}
@@ -136,10 +138,64 @@ func (q *Queue) List(ctx context.Context, state State, cursor string, limit int)
 
 // listOn is List on shard i, with a cursor within it.
 func (q *Queue) listOn(ctx context.Context, i int, state State, cursor string, limit int) ([]Info, string, error) {
-	if state == Dead {
+	switch state {
+	case Dead:
 		return q.listDead(ctx, i, cursor, limit)
+	case Running:
+		return q.listRunning(ctx, i, cursor, limit)
 	}
 	return q.listDue(ctx, i, state, cursor, limit)
+}
+
+// ErrCursor is wrapped by List's error for a cursor that no List call
+// returned for the state asked for.
+var ErrCursor = errors.New("durable: List: bad cursor")
+
+// cursorError is List's error for a bad cursor: it names the cursor and
+// the state, and wraps ErrCursor.
+type cursorError struct {
+	cursor string
+	state  State
+}
+
+func (e *cursorError) Error() string {
+	return fmt.Sprintf("durable: List: bad cursor %.60q for state %v", e.cursor, e.state)
+}
+
+func (e *cursorError) Is(target error) bool { return target == ErrCursor }
+
+// listRunning lists the live leases by ID, from cursor: "" or "id:" and
+// the hex of the last ID of the page before.
+func (q *Queue) listRunning(ctx context.Context, shard int, cursor string, limit int) ([]Info, string, error) {
+	after, more := "", cursor != ""
+	if more {
+		h, ok := strings.CutPrefix(cursor, "id:")
+		b, err := hex.DecodeString(h)
+		if !ok || err != nil || len(b) == 0 {
+			return nil, "", &cursorError{cursor, Running}
+		}
+		after = string(b)
+	}
+	var v store.ListedRunning
+	err := q.doOn(ctx, q.brs[shard], "listRunning", func(ctx context.Context) (err error) {
+		v, err = q.st.ListRunning(ctx, q.shards[shard], after, more, limit)
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("durable: List: %w", err)
+	}
+	next := ""
+	if v.Next != "" {
+		next = "id:" + hex.EncodeToString([]byte(v.Next))
+	}
+	var out []Info
+	for _, j := range v.Jobs {
+		info := Info{Job: Job{ID: j.ID, Due: time.UnixMicro(j.Score)}, State: Running}
+		info.Kind, info.Payload = split(j.Blob)
+		info.Attempt, info.Worker = j.Run.Attempt, j.Run.Worker
+		out = append(out, info)
+	}
+	return out, next, nil
 }
 
 // listDue walks :due, then the park sets, from cursor: "set:score:id",
@@ -154,8 +210,8 @@ func (q *Queue) listDue(ctx context.Context, shard int, state State, cursor stri
 		score, id, ok2 = strings.Cut(rest, ":")
 		_, err1 := strconv.ParseFloat(score, 64)
 		_, err2 := hex.DecodeString(set)
-		if !ok1 || !ok2 || err1 != nil || err2 != nil || id == "" || state == Running && set != "" {
-			return nil, "", fmt.Errorf("durable: List: bad cursor %.60q for state %v", cursor, state)
+		if !ok1 || !ok2 || err1 != nil || err2 != nil || id == "" {
+			return nil, "", &cursorError{cursor, state}
 		}
 	}
 	var v store.ListedDue
@@ -192,7 +248,7 @@ func (q *Queue) listDead(ctx context.Context, shard int, cursor string, limit in
 		n, err2 := strconv.ParseUint(sk, 10, 32)
 		skip = int64(n)
 		if !ok || err1 != nil || err2 != nil {
-			return nil, "", fmt.Errorf("durable: List: bad cursor %.60q for state dead", cursor)
+			return nil, "", &cursorError{cursor, Dead}
 		}
 	}
 	var v store.ListedDead

@@ -85,6 +85,30 @@ func newFixture(t *testing.T, opts dashboard.Options) *fixture {
 	return &fixture{rdb: rdb, q: q, srv: srv}
 }
 
+// newFixtureOn returns a fixture on f's queue with a dashboard made with
+// opts.
+func newFixtureOn(t *testing.T, f *fixture, opts dashboard.Options) *fixture {
+	srv := httptest.NewServer(dashboard.New(opts, f.q))
+	t.Cleanup(srv.Close)
+	return &fixture{rdb: f.rdb, q: f.q, srv: srv}
+}
+
+// httpGet serves a GET of path from h.
+func httpGet(h http.Handler, path string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+	return w
+}
+
+// httpPost serves a POST of form from h.
+func httpPost(h http.Handler, form url.Values) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("POST", "/", strings.NewReader(form.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	h.ServeHTTP(w, r)
+	return w
+}
+
 // noRedirect is a client that returns redirects instead of following.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
@@ -232,13 +256,14 @@ func TestCrossOriginPostRefused(t *testing.T) {
 		t.Fatal("a cross-origin POST retried mail-0")
 	}
 	resp, _ := f.post(t, form, "Sec-Fetch-Site", "same-origin", "Origin", f.srv.URL)
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "?done=retry&n=1&q=q&state=dead" {
-		t.Fatalf("same-origin POST: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "?") || !strings.Contains(loc, "state=dead") {
+		t.Fatalf("same-origin POST: %d, Location %q", resp.StatusCode, loc)
 	}
 	if f.state(t, "mail-0") != durable.Pending {
 		t.Error("the same-origin POST did not retry mail-0")
 	}
-	if _, body := f.get(t, "done=retry&n=1&q=q&state=dead"); !strings.Contains(body, "Retried 1 job: due now.") {
+	if _, body := f.get(t, loc[1:]); !strings.Contains(body, `<p class="msg done" role="status">Retried job &#34;mail-0&#34;: due now.</p>`) {
 		t.Error("the page after the POST does not say what it did")
 	}
 }
@@ -254,9 +279,11 @@ func TestForgedForm(t *testing.T) {
 		code int
 	}{
 		{url.Values{"q": {"q"}, "action": {"flushall"}}, 400},
-		{url.Values{"q": {"other"}, "action": {"retry"}, "id": {"mail-0"}}, 400},
-		{url.Values{"q": {"q"}, "action": {"delete-all"}}, 400},
-		{url.Values{"q": {"q"}, "action": {"retry-all"}, "confirm": {"on"}}, 400},
+		{url.Values{"q": {"other"}, "action": {"retry"}, "id": {"mail-0"}}, 404},
+		{url.Values{"q": {"q"}, "action": {"delete-all"}}, 200},                   // the confirmation page
+		{url.Values{"q": {"q"}, "action": {"retry-all"}, "confirm": {"on"}}, 200}, // the same
+		{url.Values{"q": {"q"}, "action": {"cancel"}, "id": {"later"}}, 200},      // the same
+		{url.Values{"q": {"q"}, "action": {"retry"}, "id64": {"!!"}}, 400},
 		{url.Values{"q": {"q"}, "action": {"retry"}, "id": {""}}, 400},
 		{url.Values{"q": {"q"}, "action": {"cancel"}}, 400},
 		{url.Values{"q": {"q"}, "action": {"delete"}, "id": {strings.Repeat("x", durable.MaxIDLen+1)}}, 400},
@@ -267,11 +294,16 @@ func TestForgedForm(t *testing.T) {
 			t.Errorf("POST %.80v: %d %q; want %d", c.form, resp.StatusCode, body, c.code)
 		}
 	}
-	// A retry or a delete of a pending job: not dead, left alone.
-	for _, action := range []string{"retry", "delete"} {
+	// A retry or a delete of a pending job: not dead, left alone, and
+	// the page says so (not in green).
+	for action, want := range map[string]string{"retry": "No dead job &#34;later&#34;: nothing retried.", "delete": "No dead job &#34;later&#34;: nothing deleted."} {
 		resp, _ := f.post(t, url.Values{"q": {"q"}, "action": {action}, "id": {"later"}, "back": {"https://evil.example/"}}, sameOrigin...)
-		if loc := resp.Header.Get("Location"); resp.StatusCode != 303 || loc != "?done="+action+"&n=0&q=q" {
-			t.Errorf("%s of a pending job: %d, Location %q", action, resp.StatusCode, loc)
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != 303 || !strings.HasPrefix(loc, "?") || strings.Contains(loc, "evil") {
+			t.Fatalf("%s of a pending job: %d, Location %q", action, resp.StatusCode, loc)
+		}
+		if _, body := f.get(t, loc[1:]); !strings.Contains(body, `<p class="msg none" role="status">`+want+`</p>`) {
+			t.Errorf("%s of a pending job: the page does not say %q", action, want)
 		}
 	}
 	c, _ := f.q.Counts(context.Background())
@@ -305,7 +337,7 @@ func TestMarkupEscaped(t *testing.T) {
 	}
 	// A link to the markup job works: its ID is in the link, encoded.
 	_, list := f.get(t, "q=q&state=dead")
-	m := regexp.MustCompile(`href="(\?q=q&amp;id=%3cscript[^"]*)"`).FindStringSubmatch(list)
+	m := regexp.MustCompile(`href="(\?q=q&amp;id64=` + regexp.QuoteMeta(dashboard.EncodeID(markup)) + `)"`).FindStringSubmatch(list)
 	if m == nil {
 		t.Fatalf("no link to the markup job in\n%s", list)
 	}
@@ -421,8 +453,8 @@ func TestPauseResume(t *testing.T) {
 	if p, _ := f.q.Paused(ctx); len(p) != 2 || p[0] != "" || p[1] != "mail" {
 		t.Fatalf("Paused = %q; want the queue and mail", p)
 	}
-	_, body := f.get(t, "q=q&done=pause&n=1&kind=mail")
-	for _, want := range []string{`<span class="badge paused">paused</span>`, "Paused kind &#34;mail&#34;.", "kind <code>mail</code>", "Resume the queue"} {
+	_, body := f.get(t, "q=q")
+	for _, want := range []string{`<span class="badge paused">paused</span>`, "kind <code>mail</code>", "Resume the queue"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page while paused: no %q", want)
 		}

@@ -2,7 +2,7 @@
 // figures, its jobs by state, one job, and the dead jobs retried or
 // deleted; a job cancelled; a queue or a kind paused and resumed.
 //
-//	go run ./durable/cmd/durable [-addr host:port | -addr redis://...] [-cluster] [-queue name] [-shards k] [-lease d] command [args]
+//	durable [flags] command [flags] [args]
 //
 //	stats                          the queue's figures: pending, due, running, dead, the oldest due job's lateness, paused kinds
 //	list [-limit n] [-cursor c] [-payload] pending|running|dead
@@ -17,6 +17,14 @@
 //	resume [kind]                  claims again
 //	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards),
 //	                               and k written as the queue's shard count
+//
+// Flags go before or after the command and its arguments; "--" ends
+// them, for an ID that starts with "-". -h prints the usage (of the
+// command, after one) and exits 0. -o json writes stats, list and
+// inspect as JSON. The exit status is 0 on success, 1 on an error (Redis
+// failed or could not be reached), 2 on a usage error, and 3 when a job,
+// a dead job or the queue named does not exist; docs/durable.md has the
+// rest.
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
@@ -37,7 +45,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,11 +53,8 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/redis/go-redis/v9"
 
@@ -70,111 +74,166 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
+// The exit statuses.
+const (
+	exitOK       = 0
+	exitError    = 1 // Redis failed, or could not be reached
+	exitUsage    = 2 // the command line is wrong: nothing was done
+	exitNotFound = 3 // a job, dead job or queue named does not exist
+)
+
 // errUsage is a usage error: run prints the usage and exits 2.
 var errUsage = errors.New("usage")
 
-const usage = `usage: durable [-addr host:port|redis://...] [-cluster] [-queue name] [-shards k] [-lease d] [-timeout d] command [args]
+// errNotFound is wrapped by the error of a command that named a job, a
+// dead job or a queue that does not exist: run exits 3.
+var errNotFound = errors.New("not found")
 
-commands:
-  stats                                  the queue's figures
-  list [-limit n] [-cursor c] [-payload] pending|running|dead
-  inspect [-payload] ID                  one job
-  retry ID... | retry -all [-kind k]     dead jobs due again now
-  delete ID... | delete -all [-kind k]   dead jobs deleted
-  cancel ID...                           jobs deleted, whatever their state
-  pause [kind]                           the queue (or the kind) claims no more jobs
-  resume [kind]                          it claims again
-  move                                   with -shards k: shard 0's jobs moved to their shards
-`
+// notFound is an error that wraps errNotFound without its text.
+type notFound string
 
-// run runs the command line args, writing its output to stdout and its
-// errors to stderr, and returns the exit status: 0, 1 on an error, 2 on
-// a usage error.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage, "\nflags:\n"); fs.PrintDefaults() }
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) Is(target error) bool { return target == errNotFound }
+
+func notFoundf(format string, args ...any) error { return notFound(fmt.Sprintf(format, args...)) }
+
+// globals are the flags of every command.
+type globals struct {
+	addr, name, output string
+	timeout, lease     time.Duration
+	shards             int
+	cluster            bool
+}
+
+func (g *globals) define(fs *flag.FlagSet) {
 	def := os.Getenv("DURABLE_REDIS")
 	if def == "" {
 		def = "127.0.0.1:6379"
 	}
-	addr := fs.String("addr", def, "Redis: host:port, or a redis:// or rediss:// URL (default $DURABLE_REDIS)")
-	name := fs.String("queue", "durable", "the queue's name (durable.WithName)")
-	timeout := fs.Duration("timeout", 10*time.Second, "the most the command waits for Redis")
-	lease := fs.Duration("lease", 5*time.Second, "the workers' lease (durable.WithLease)")
-	shards := fs.Int("shards", 0, "the queue's shards (durable.WithShards); default: as the queue's layout in Redis says")
-	cluster := fs.Bool("cluster", false, "Redis is a Redis Cluster: -addr is its seed nodes, host:port,host:port, or a redis:// URL with addr= for each further seed")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs.StringVar(&g.addr, "addr", def, "Redis: host:port, or a redis:// or rediss:// URL; $DURABLE_REDIS if set")
+	fs.StringVar(&g.name, "queue", "durable", "the queue's name (durable.WithName)")
+	fs.DurationVar(&g.timeout, "timeout", 10*time.Second, "the most the command waits for Redis, each call included")
+	fs.DurationVar(&g.lease, "lease", 5*time.Second, "the workers' lease (durable.WithLease)")
+	fs.IntVar(&g.shards, "shards", 0, "the queue's shards (durable.WithShards); 0: as the queue's layout in Redis says")
+	fs.BoolVar(&g.cluster, "cluster", false, "Redis is a Redis Cluster: -addr is its seed nodes, host:port,host:port, or a redis:// URL with addr= for each further seed")
+	fs.StringVar(&g.output, "o", "text", "the output of stats, list and inspect: text or json")
+}
+
+// check returns a usage error for a flag given a bad value.
+func (g *globals) check() error {
+	switch {
+	case g.name == "" || strings.ContainsAny(g.name, "{}"):
+		return fmt.Errorf("%w: -queue %q is empty or holds a brace", errUsage, g.name)
+	case g.shards < 0 || g.shards > durable.MaxShards:
+		return fmt.Errorf("%w: -shards %d not in [1, %d]", errUsage, g.shards, durable.MaxShards)
+	case g.timeout < 10*time.Millisecond:
+		return fmt.Errorf("%w: -timeout %v under 10ms", errUsage, g.timeout)
+	case g.lease < 30*time.Millisecond:
+		return fmt.Errorf("%w: -lease %v under 30ms", errUsage, g.lease)
+	case g.output != "text" && g.output != "json":
+		return fmt.Errorf("%w: -o %q is neither text nor json", errUsage, g.output)
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
-	}
-	if *name == "" || strings.ContainsAny(*name, "{}") {
-		fmt.Fprintf(stderr, "durable: -queue %q is empty or holds a brace\n", *name)
-		return 2
-	}
-	if *shards < 0 || *shards > durable.MaxShards {
-		fmt.Fprintf(stderr, "durable: -shards %d not in [1, %d]\n", *shards, durable.MaxShards)
-		return 2
-	}
-	if *timeout < 10*time.Millisecond {
-		fmt.Fprintf(stderr, "durable: -timeout %v under 10ms\n", *timeout)
-		return 2
-	}
-	if fs.Arg(0) == "move" && *shards == 0 {
-		fmt.Fprintf(stderr, "durable move: needs -shards k, the count to move to\n\n%s", usage)
-		return 2
-	}
-	if *lease < 30*time.Millisecond {
-		fmt.Fprintf(stderr, "durable: -lease %v under 30ms\n", *lease)
-		return 2
-	}
-	rdb, err := client(*addr, *cluster)
-	if err != nil {
-		fmt.Fprintln(stderr, "durable:", err)
-		return 2
-	}
-	defer rdb.Close()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
-	c := &cli{rdb: rdb, name: *name, shards: *shards, opts: []durable.Option{durable.WithName(*name), durable.WithLease(*lease), durable.WithCallTimeout(*timeout)}, out: stdout}
-	defer c.close()
-	switch cmd {
-	case "stats":
-		err = c.stats(ctx, rest)
-	case "list":
-		err = c.list(ctx, rest)
-	case "inspect":
-		err = c.inspect(ctx, rest)
-	case "retry":
-		err = c.dead(ctx, "retry", rest)
-	case "delete":
-		err = c.dead(ctx, "delete", rest)
-	case "cancel":
-		err = c.cancel(ctx, rest)
-	case "pause":
-		err = c.pause(ctx, true, rest)
-	case "resume":
-		err = c.pause(ctx, false, rest)
-	case "move":
-		err = c.move(ctx, rest)
-	default:
-		err = fmt.Errorf("%w: no command %q", errUsage, cmd)
+	return nil
+}
+
+// run runs the command line args, writing its output to stdout and its
+// errors to stderr, and returns the exit status (exitOK, …).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var g globals
+	fs := flag.NewFlagSet("durable", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // run writes the errors and the usage
+	fs.Usage = func() {}
+	g.define(fs)
+	var cmd *command
+	var runCmd runFunc
+	var own *flag.FlagSet // the command's own flags, for its usage
+	pos, err := parseLine(fs, args, func(name string) error {
+		if cmd = find(name); cmd == nil {
+			return fmt.Errorf("%w: no command %q", errUsage, name)
+		}
+		own = flag.NewFlagSet(name, flag.ContinueOnError)
+		runCmd = cmd.setup(own)
+		own.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
+		return nil
+	})
+	name := "durable"
+	if cmd != nil {
+		name += " " + cmd.name
 	}
 	switch {
-	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "durable %s: %v\n\n%s", cmd, err, usage)
-		return 2
 	case errors.Is(err, flag.ErrHelp):
-		return 2
-	case err != nil:
-		fmt.Fprintf(stderr, "durable %s: %v\n", cmd, connError(err, *addr, *cluster, *timeout))
-		return 1
+		help(stdout, cmd, own)
+		return exitOK
+	case err == nil && cmd == nil:
+		err = fmt.Errorf("%w: no command", errUsage)
+	case err != nil && !errors.Is(err, errUsage):
+		err = fmt.Errorf("%w: %v", errUsage, err) // a flag's error
 	}
-	return 0
+	if err == nil {
+		err = g.check()
+	}
+	if err == nil {
+		err = runOn(ctx, &g, cmd, runCmd, pos[1:], stdout)
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "%s: %s\n\n", name, strings.TrimPrefix(err.Error(), "usage: "))
+		shortUsage(stderr, cmd)
+		return exitUsage
+	case errors.Is(err, errNotFound):
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitNotFound
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, connError(err, g.addr, g.cluster, g.timeout))
+	return exitError
+}
+
+// parseLine parses args with fs, flags before and after the arguments,
+// and returns the arguments: the command's name first. It calls
+// onCommand with the first argument, which adds the command's flags to
+// fs. Every argument after "--" is an argument.
+func parseLine(fs *flag.FlagSet, args []string, onCommand func(string) error) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return pos, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			if len(pos) == 0 && len(rest) > 0 {
+				if err := onCommand(rest[0]); err != nil {
+					return pos, err
+				}
+			}
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(pos) == 0 {
+			if err := onCommand(rest[0]); err != nil {
+				return pos, err
+			}
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// runOn connects to Redis and runs the command on args.
+func runOn(ctx context.Context, g *globals, cmd *command, f runFunc, args []string, stdout io.Writer) error {
+	rdb, err := client(g.addr, g.cluster)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	defer rdb.Close()
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	c := &cli{rdb: rdb, name: g.name, shards: g.shards, json: g.output == "json", out: stdout,
+		opts: []durable.Option{durable.WithName(g.name), durable.WithLease(g.lease), durable.WithCallTimeout(g.timeout)}}
+	defer c.close()
+	return f(ctx, c, args)
 }
 
 // connError tells apart, for an error that is a failed dial or the end
@@ -245,11 +304,13 @@ type cli struct {
 	shards int // -shards; 0: the queue's layout in Redis says
 	opts   []durable.Option
 	q      *durable.Queue // made by open, once a command's arguments are checked
+	json   bool           // -o json
 	out    io.Writer
 }
 
 // open makes the Queue, once: with -shards, or the count the queue's
-// layout record holds.
+// layout record holds. Without -shards, a name with no record and no job
+// is not found: a misspelled -queue is not an empty queue.
 func (c *cli) open(ctx context.Context) error {
 	if c.q != nil {
 		return nil
@@ -260,7 +321,10 @@ func (c *cli) open(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		k = max(n, 1)
+		if n == 0 {
+			return notFoundf("no queue %s in Redis (no layout record, no job): check -queue, or give -shards to make it", clean(c.name))
+		}
+		k = n
 	}
 	c.q = durable.New(c.rdb, append(c.opts, durable.WithShards(k))...)
 	return nil
@@ -270,323 +334,4 @@ func (c *cli) close() {
 	if c.q != nil {
 		c.q.Close(context.Background())
 	}
-}
-
-// flags returns a flag set for command's own flags, whose errors run
-// reports as usage errors.
-func (c *cli) flags(cmd string) *flag.FlagSet {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	return nil
-}
-
-func (c *cli) stats(ctx context.Context, args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("%w: stats takes no arguments", errUsage)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	n, err := c.q.Counts(ctx)
-	if err != nil {
-		return err
-	}
-	paused, err := c.q.Paused(ctx)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "queue\t%s\n", clean(c.q.Name()))
-	fmt.Fprintf(tw, "pending\t%d\n", n.Pending)
-	fmt.Fprintf(tw, "due\t%d\t(claimable now, not yet claimed)\n", n.Due)
-	fmt.Fprintf(tw, "oldest due\t%v\t(how long the earliest claimable job has waited)\n", n.Lateness.Round(time.Millisecond))
-	fmt.Fprintf(tw, "running\t%d\n", n.Running)
-	fmt.Fprintf(tw, "dead\t%d\n", n.Dead)
-	fmt.Fprintf(tw, "paused\t%s\n", pausedText(paused))
-	fmt.Fprintf(tw, "redis time\t%s\n", n.At.UTC().Format(time.RFC3339Nano))
-	return tw.Flush()
-}
-
-// pausedText writes the paused kinds, "" standing for the whole queue.
-func pausedText(kinds []string) string {
-	if len(kinds) == 0 {
-		return "none"
-	}
-	var b []string
-	for _, k := range kinds {
-		if k == "" {
-			b = append(b, "(the whole queue)")
-		} else {
-			b = append(b, clean(k))
-		}
-	}
-	return strings.Join(b, ", ")
-}
-
-func (c *cli) list(ctx context.Context, args []string) error {
-	fs := c.flags("list")
-	limit := fs.Int("limit", 20, "jobs a page, at most 1000")
-	cursor := fs.String("cursor", "", "the cursor a previous page printed")
-	payload := fs.Bool("payload", false, "print the payloads")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: list takes one state: pending, running or dead", errUsage)
-	}
-	state, err := durable.ParseState(fs.Arg(0))
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	raw := ""
-	if *cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(*cursor)
-		if err != nil {
-			return fmt.Errorf("%w: -cursor %q is not one list printed", errUsage, *cursor)
-		}
-		raw = string(b)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	jobs, next, err := c.q.List(ctx, state, raw, *limit)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
-	head := "ID\tKIND\tDUE\tATTEMPTS"
-	switch state {
-	case durable.Running:
-		head = "ID\tKIND\tLEASE ENDS\tATTEMPT\tWORKER"
-	case durable.Dead:
-		head = "ID\tKIND\tATTEMPTS\tERROR"
-	}
-	if *payload {
-		head += "\tPAYLOAD"
-	}
-	fmt.Fprintln(tw, head)
-	for _, j := range jobs {
-		var row string
-		if state == durable.Dead {
-			row = fmt.Sprintf("%s\t%s\t%d\t%s", clean(j.ID), clean(j.Kind), j.Attempt, clean(j.Err))
-		} else {
-			row = fmt.Sprintf("%s\t%s\t%s\t%d", clean(j.ID), clean(j.Kind), when(j.Due), j.Attempt)
-			if state == durable.Running {
-				row += "\t" + clean(j.Worker)
-			}
-		}
-		if *payload {
-			row += "\t" + clean(string(j.Payload))
-		}
-		fmt.Fprintln(tw, row)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if next != "" {
-		fmt.Fprintf(c.out, "next page: -cursor %s\n", base64.RawURLEncoding.EncodeToString([]byte(next)))
-	}
-	return nil
-}
-
-func (c *cli) inspect(ctx context.Context, args []string) error {
-	fs := c.flags("inspect")
-	payload := fs.Bool("payload", false, "print the payload")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("%w: inspect takes one ID", errUsage)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	info, ok, err := c.q.Lookup(ctx, fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("no job %s", clean(fs.Arg(0)))
-	}
-	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "id\t%s\n", clean(info.ID))
-	fmt.Fprintf(tw, "kind\t%s\n", clean(info.Kind))
-	fmt.Fprintf(tw, "state\t%v\n", info.State)
-	switch info.State {
-	case durable.Pending:
-		fmt.Fprintf(tw, "due\t%s\n", when(info.Due))
-	case durable.Running:
-		fmt.Fprintf(tw, "lease ends\t%s\n", when(info.Due))
-	}
-	fmt.Fprintf(tw, "attempts\t%d\n", info.Attempt)
-	if info.Worker != "" {
-		fmt.Fprintf(tw, "worker\t%s\n", clean(info.Worker))
-	}
-	if info.State == durable.Dead {
-		fmt.Fprintf(tw, "error\t%s\n", clean(info.Err))
-	}
-	fmt.Fprintf(tw, "payload\t%d bytes\n", len(info.Payload))
-	if *payload {
-		fmt.Fprintf(tw, "\t%s\n", clean(string(info.Payload)))
-	}
-	return tw.Flush()
-}
-
-// dead retries or deletes dead jobs: those named, or -all of -kind.
-func (c *cli) dead(ctx context.Context, verb string, args []string) error {
-	fs := c.flags(verb)
-	all := fs.Bool("all", false, "every dead job (of -kind)")
-	kind := fs.String("kind", "", "with -all: only the dead jobs of this kind")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	var n int
-	var err error
-	switch {
-	case *all && fs.NArg() > 0, !*all && fs.NArg() == 0:
-		return fmt.Errorf("%w: %s takes IDs or -all", errUsage, verb)
-	case !*all && *kind != "":
-		return fmt.Errorf("%w: -kind goes with -all", errUsage)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	switch {
-	case *all && verb == "retry":
-		n, err = c.q.RetryAllDead(ctx, *kind)
-	case *all:
-		n, err = c.q.DeleteAllDead(ctx, *kind)
-	default:
-		for ids := fs.Args(); len(ids) > 0 && err == nil; {
-			batch := ids[:min(len(ids), durable.MaxList)]
-			ids = ids[len(batch):]
-			var k int
-			if verb == "retry" {
-				k, err = c.q.RetryDead(ctx, batch...)
-			} else {
-				k, err = c.q.DeleteDead(ctx, batch...)
-			}
-			n += k
-		}
-	}
-	past := map[string]string{"retry": "retried", "delete": "deleted"}[verb]
-	if err != nil {
-		return fmt.Errorf("%s %s, then: %w", past, deadJobs(n), err)
-	}
-	fmt.Fprintf(c.out, "%s %s\n", past, deadJobs(n))
-	return nil
-}
-
-func deadJobs(n int) string {
-	if n == 1 {
-		return "1 dead job"
-	}
-	return strconv.Itoa(n) + " dead jobs"
-}
-
-// move moves the jobs of shard 0 to the shards of -shards, and prints how
-// many it moved and left.
-func (c *cli) move(ctx context.Context, args []string) error {
-	if len(args) != 0 {
-		return fmt.Errorf("%w: move takes no arguments", errUsage)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	moved, left, err := c.q.MoveToShards(ctx)
-	fmt.Fprintf(c.out, "moved %d, left %d in shard 0 (due within 10 s, leased or parked: run move again later)\n", moved, left)
-	return err
-}
-
-func (c *cli) cancel(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return fmt.Errorf("%w: cancel takes IDs", errUsage)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	missing := 0
-	for _, id := range args {
-		ok, err := c.q.Cancel(ctx, id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			fmt.Fprintf(c.out, "cancelled %s\n", clean(id))
-		} else {
-			fmt.Fprintf(c.out, "no job %s\n", clean(id))
-			missing++
-		}
-	}
-	if missing > 0 {
-		return fmt.Errorf("%d of %d IDs named no job", missing, len(args))
-	}
-	return nil
-}
-
-func (c *cli) pause(ctx context.Context, pause bool, args []string) error {
-	if len(args) > 1 {
-		return fmt.Errorf("%w: pause and resume take at most one kind", errUsage)
-	}
-	kind := ""
-	if len(args) == 1 {
-		kind = args[0]
-		if kind == "" {
-			return fmt.Errorf("%w: an empty kind (name none for the whole queue)", errUsage)
-		}
-	}
-	what := "the whole queue"
-	if kind != "" {
-		what = "kind " + clean(kind)
-	}
-	if err := c.open(ctx); err != nil {
-		return err
-	}
-	if pause {
-		if err := c.q.Pause(ctx, kind); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.out, "paused %s\n", what)
-		return nil
-	}
-	if err := c.q.Resume(ctx, kind); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.out, "resumed %s\n", what)
-	return nil
-}
-
-// when writes a time in UTC with ms, and how far from now it is.
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := time.Until(t).Round(time.Millisecond)
-	rel := "in " + d.String()
-	if d < 0 {
-		rel = (-d).String() + " ago"
-	}
-	return t.UTC().Format("2006-01-02T15:04:05.000Z") + " (" + rel + ")"
-}
-
-// clean returns s as it is if it is plain printable text without tabs
-// or newlines, else quoted: a job's data never reaches the terminal as
-// control characters.
-func clean(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
-			return strconv.Quote(s)
-		}
-	}
-	if s == "" || s != strings.TrimSpace(s) || strings.HasPrefix(s, `"`) {
-		return strconv.Quote(s)
-	}
-	return s
 }

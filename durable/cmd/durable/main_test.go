@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,20 +20,52 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
+// bin is the command, built by TestMain: the tests run it as an
+// operator does.
+var bin string
+
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{})
+	dir, err := os.MkdirTemp("", "durable-cmd-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "durable")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
 	code := m.Run()
 	redisserver.StopSharedCluster()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// durableCmd runs the command line against addr and returns its status,
+// exe runs the built command with args, and returns its exit status,
 // stdout and stderr.
-func durableCmd(t *testing.T, addr string, args ...string) (int, string, string) {
+func exe(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"-addr", addr, "-queue", "cli"}, args...), &out, &errb)
-	return code, out.String(), errb.String()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "DURABLE_REDIS=")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// durableCmd runs the command line against addr, on queue "cli", and
+// returns its exit status, stdout and stderr.
+func durableCmd(t *testing.T, addr string, args ...string) (int, string, string) {
+	t.Helper()
+	return exe(t, append([]string{"-addr", addr, "-queue", "cli"}, args...)...)
 }
 
 // must runs the command line and fails the test unless it exits 0.
@@ -118,13 +152,14 @@ func TestCommands(t *testing.T) {
 			t.Errorf("inspect: no %q in\n%s", want, out)
 		}
 	}
-	if code, _, errs := durableCmd(t, srv.Addr, "inspect", "nope"); code != 1 || !strings.Contains(errs, "no job nope") {
+	if code, _, errs := durableCmd(t, srv.Addr, "inspect", "nope"); code != exitNotFound || !strings.Contains(errs, "no job nope") {
 		t.Errorf("inspect nope: exit %d, %s", code, errs)
 	}
 
 	// retry one, delete one, retry the rest, delete them all.
-	if out = must(t, srv.Addr, "retry", "dead-0", "later-1"); out != "retried 1 dead job\n" {
-		t.Errorf("retry: %q", out)
+	code, out, errs := durableCmd(t, srv.Addr, "retry", "dead-0", "later-1")
+	if code != exitNotFound || out != "retried 1 dead job\n" || !strings.Contains(errs, "1 of 2 IDs named no dead job: later-1") {
+		t.Errorf("retry of a dead job and a pending one: exit %d, %q, %q", code, out, errs)
 	}
 	if out = must(t, srv.Addr, "delete", "dead-1"); out != "deleted 1 dead job\n" {
 		t.Errorf("delete: %q", out)
@@ -171,8 +206,8 @@ func TestCommands(t *testing.T) {
 	}
 
 	// cancel: one job and one that is not.
-	code, out, errs := durableCmd(t, srv.Addr, "cancel", "later 2", "nope")
-	if code != 1 || out != "cancelled later 2\nno job nope\n" || !strings.Contains(errs, "1 of 2 IDs named no job") {
+	code, out, errs = durableCmd(t, srv.Addr, "cancel", "later 2", "nope")
+	if code != exitNotFound || out != "cancelled later 2\n" || !strings.Contains(errs, "1 of 2 IDs named no job: nope") {
 		t.Errorf("cancel: exit %d, %q, %q", code, out, errs)
 	}
 }
@@ -186,6 +221,9 @@ func TestUsage(t *testing.T) {
 		{"list"},
 		{"list", "done"},
 		{"list", "-cursor", "!!", "dead"},
+		{"list", "-limit", "0", "dead"},
+		{"list", "dead", "-limit", "1001"},
+		{"-o", "yaml", "stats"},
 		{"list", "-bogus", "dead"},
 		{"stats", "x"},
 		{"inspect"},
@@ -201,16 +239,16 @@ func TestUsage(t *testing.T) {
 		{"-lease", "1ms", "stats"},
 		{"-addr", "redis://127.0.0.1:1/db", "stats"},
 	} {
-		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "usage") && !strings.Contains(errb.String(), "durable") {
-			t.Errorf("durable %q: exit %d, stderr %q; want 2 and the usage", args, code, errb.String())
+		// No Redis: a usage error is found before any call.
+		code, out, errs := exe(t, append([]string{"-addr", "127.0.0.1:1"}, args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "usage: durable") {
+			t.Errorf("durable %q: exit %d, stdout %q, stderr %q; want 2 and the usage", args, code, out, errs)
 		}
 	}
-	var out, errb bytes.Buffer
 	start := time.Now()
-	code := run(context.Background(), []string{"-addr", "127.0.0.1:1", "-timeout", "300ms", "stats"}, &out, &errb)
-	if code != 1 || !strings.Contains(errb.String(), "durable stats: cannot connect to Redis at 127.0.0.1:1: connection error: ") || time.Since(start) > 5*time.Second {
-		t.Errorf("stats of no Redis: exit %d, %q after %v", code, errb.String(), time.Since(start))
+	code, _, errs := exe(t, "-addr", "127.0.0.1:1", "-timeout", "300ms", "stats")
+	if code != exitError || !strings.Contains(errs, "durable stats: cannot connect to Redis at 127.0.0.1:1: connection error: ") || time.Since(start) > 5*time.Second {
+		t.Errorf("stats of no Redis: exit %d, %q after %v", code, errs, time.Since(start))
 	}
 	if got := clean("ok id"); got != "ok id" {
 		t.Errorf("clean(%q) = %q", "ok id", got)
@@ -257,7 +295,7 @@ func TestMove(t *testing.T) {
 		t.Errorf("stats after move: %q", out)
 	}
 	code, _, errs := durableCmd(t, srv.Addr, "-shards", "2", "stats")
-	if code != 1 || !strings.Contains(errs, `queue "cli" has 3 shards in Redis, this Queue WithShards(2)`) {
+	if code != exitError || !strings.Contains(errs, `queue "cli" has 3 shards in Redis, this Queue WithShards(2)`) {
 		t.Errorf("stats -shards 2 of a queue of 3: exit %d, %q", code, errs)
 	}
 }
@@ -269,7 +307,7 @@ func TestTimeoutOnStalledRedis(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 	ctx := context.Background()
-	must(t, srv.Addr, "stats") // the layout record written
+	must(t, srv.Addr, "-shards", "1", "stats") // the layout record written
 	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -304,11 +342,11 @@ func TestCluster(t *testing.T) {
 	seeds := strings.Join(c.Addrs(), ",")
 	cmd := func(args ...string) string {
 		t.Helper()
-		var out, errb bytes.Buffer
-		if code := run(ctx, append([]string{"-cluster", "-addr", seeds, "-queue", name, "-shards", "3"}, args...), &out, &errb); code != 0 {
-			t.Fatalf("durable %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		code, out, errs := exe(t, append([]string{"-cluster", "-addr", seeds, "-queue", name, "-shards", "3"}, args...)...)
+		if code != 0 {
+			t.Fatalf("durable %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errs)
 		}
-		return out.String()
+		return out
 	}
 	if out := cmd("move"); !regexp.MustCompile(`^moved [1-9]\d*, left 0 in shard 0 `).MatchString(out) {
 		t.Errorf("move: %q", out)
@@ -336,8 +374,7 @@ func TestCluster(t *testing.T) {
 			t.Errorf("Lookup j%d after move: %v, %v", i, ok, err)
 		}
 	}
-	var errb bytes.Buffer
-	if code := run(ctx, []string{"-cluster", "-addr", seeds + ",", "stats"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "empty seed node") {
-		t.Errorf("-addr with an empty seed: exit %d, %q", code, errb.String())
+	if code, _, errs := exe(t, "-cluster", "-addr", seeds+",", "stats"); code != exitUsage || !strings.Contains(errs, "empty seed node") {
+		t.Errorf("-addr with an empty seed: exit %d, %q", code, errs)
 	}
 }

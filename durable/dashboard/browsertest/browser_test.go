@@ -3,6 +3,7 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -225,12 +226,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	// leaves the store; the page says so.
 	s.fixed.Store(true)
 	if err := chromedp.Do(ctx,
-		chromedp.Click(chromedp.CSS(`form:has(input[name=id][value="charge-1042"]) button[value=retry]`)),
+		chromedp.Click(chromedp.CSS(`form:has(input[name=id64][value="`+id64("charge-1042")+`"]) button[value=retry]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.msg.done`)),
 	); err != nil {
 		t.Fatal(err)
 	}
-	if done := run(t, ctx, chromedp.Text(chromedp.CSS(`.msg.done`))); done != "Retried 1 job: due now." {
+	if done := run(t, ctx, chromedp.Text(chromedp.CSS(`.msg.done`))); done != `Retried job "charge-1042": due now.` {
 		t.Errorf("after Retry the page says %q", done)
 	}
 	s.waitCounts(t, s.orders, func(c durable.Counts) bool { return c.Dead == 4 })
@@ -268,6 +269,44 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the job found by its ID:\n%s", job)
 	}
 
+	// A dead job whose ID holds a NUL and a byte that is not UTF-8: its
+	// Retry button retries it, and the page says so.
+	bin := "cancel-\x00\xff-1039"
+	s.orders.ScheduleAfter(context.Background(), bin, "cancel-unpaid", 0, nil)
+	s.waitCounts(t, s.orders, func(c durable.Counts) bool { return c.Dead == 5 })
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?q=orders&state=dead"),
+		chromedp.Click(chromedp.CSS(`form:has(input[name=id64][value="`+id64(bin)+`"]) button[value=retry]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.msg.done`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if done := run(t, ctx, chromedp.Text(chromedp.CSS(`.msg.done`))); done != `Retried job "cancel-\x00\xff-1039": due now.` {
+		t.Errorf("after Retry of a job of a binary ID the page says %q", done)
+	}
+
+	// Cancel of a running job asks first, on a page with no script; its
+	// Yes button cancels it.
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?q=orders&state=running"),
+		chromedp.Click(chromedp.CSS(`form:has(input[name=id64][value="`+id64("ship-1030")+`"]) button[value=cancel]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.confirm`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if q := run(t, ctx, chromedp.Text(chromedp.CSS(`.confirm p`))); !strings.Contains(q, `Cancel job "ship-1030"? It is running`) {
+		t.Errorf("the confirmation asks %q", q)
+	}
+	if in, _, _ := s.orders.Lookup(context.Background(), "ship-1030"); in.State != durable.Running {
+		t.Errorf("ship-1030 before the confirmation: %v", in.State)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.confirm button`)), chromedp.WaitVisible(chromedp.CSS(`.msg.done`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.orders.Lookup(context.Background(), "ship-1030"); ok {
+		t.Error("ship-1030 still there after the confirmed cancel")
+	}
+
 	// Another site's page posts a forged form to the dashboard as soon as
 	// it loads: the browser sends it (Sec-Fetch-Site: cross-site), the
 	// dashboard refuses it, and charge-1043 stays dead.
@@ -294,6 +333,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("charge-1043 after the forged form: %+v, %v, %v; want it dead", in, ok, err)
 	}
 }
+
+// id64 is a job's ID as the page's forms carry it.
+func id64(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
 // keep checks that shot is a PNG of a page's size, and writes it to
 // -screenshots/name if the flag is set.

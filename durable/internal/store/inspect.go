@@ -384,3 +384,80 @@ func verb(retry bool) string {
 	}
 	return "delete"
 }
+
+// listRunningScript returns up to limit running jobs whose IDs come after
+// the cursor's in byte order: {next id, id, lease end, run, blob, ...},
+// next id "" once there is none. A job runs while a live lease holds it
+// for a due time come: its :lease score is after now, and it is not in
+// :ahead with a score after now. It reads the live leases only, never
+// the pending jobs, and pages by ID, which a renewal does not move (a
+// lease's end does).
+//
+//	KEYS[2] -> {name}:job    HMGET
+//	KEYS[3] -> {name}:run    HMGET
+//	KEYS[8] -> {name}:lease  ZRANGE BYSCORE (now, +inf)
+//	KEYS[9] -> {name}:ahead  ZMSCORE
+//	ARGV[1] -> prefix
+//	ARGV[2] -> limit
+//	ARGV[3] -> "1" if a cursor follows, else "0"
+//	ARGV[4] -> the cursor: the last ID of the page before
+var listRunningScript = newScript("listRunning", `
+local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local now = clock()
+local limit, from = tonumber(ARGV[2]), ARGV[4]
+local z = redis.call('ZRANGE', KEYS[8], '(' .. fmt(now), '+inf', 'BYSCORE', 'WITHSCORES')
+local ids, ends = {}, {}
+for i = 1, #z, 2 do
+  if ARGV[3] ~= '1' or less(from, z[i]) then ids[#ids + 1], ends[z[i]] = z[i], z[i + 1] end
+end
+local run = {}
+for i = 1, #ids, 1000 do
+  local part = {unpack(ids, i, math.min(i + 999, #ids))}
+  local ahead = redis.call('ZMSCORE', KEYS[9], unpack(part))
+  for k, id in ipairs(part) do
+    if not ahead[k] or tonumber(ahead[k]) <= now then run[#run + 1] = id end
+  end
+end
+table.sort(run, less)
+local out = {''}
+if #run > limit then out[1] = run[limit] end
+local page = {unpack(run, 1, math.min(limit, #run))}
+if #page > 0 then
+  local blobs = redis.call('HMGET', KEYS[2], unpack(page))
+  local runs = redis.call('HMGET', KEYS[3], unpack(page))
+  for k, id in ipairs(page) do
+    if blobs[k] then
+      out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = id, ends[id], runs[k] or '', blobs[k]
+    end
+  end
+end
+return out
+`)
+
+// ListedRunning is a page of ListRunning.
+type ListedRunning struct {
+	Next string // the last ID of the page, where the next starts; "" once done
+	Jobs []Listed
+}
+
+// ListRunning returns up to limit running jobs, by ID in byte order,
+// those after the ID after if more is true (the start otherwise); each
+// job's Score is its lease's end. It reads the live leases (:lease), not
+// the pending jobs. It costs one round trip, O(L log L) for L live
+// leases.
+func (c *Client) ListRunning(ctx context.Context, k Keys, after string, more bool, limit int) (ListedRunning, error) {
+	r := decode(listRunningScript.name, c.run(ctx, listRunningScript, k.all, k.Prefix, limit, flag(more), after))
+	out := ListedRunning{Next: r.str(0)}
+	n := r.rest(1, 4)
+	for i := 1; i < 1+4*n && r.err == nil; i += 4 {
+		out.Jobs = append(out.Jobs, Listed{ID: r.str(i), Score: r.score(i + 1), Run: r.run(i + 2), Blob: r.str(i + 3)})
+	}
+	return out, r.err
+}

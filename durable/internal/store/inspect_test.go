@@ -130,3 +130,40 @@ func TestScriptDead(t *testing.T) {
 			"dead: other=boom")
 	})
 }
+
+// listRunning: the live leases for a due time come, by ID a page at a
+// time, and nothing of the pending jobs (however many), nor a job leased
+// ahead, nor a lease that ran out.
+func TestScriptListRunning(t *testing.T) {
+	servers(t, func(e *env) {
+		now := e.now()
+		for i := range 300 {
+			e.pending(fmt.Sprintf("p%03d", i), far)
+		}
+		e.lease("r3", "w1", 2, now-1_000_000, now+lease, now)
+		e.lease("r1", "w1", 1, now-1_000_000, now+2*lease, now)
+		e.lease("r2\x00\xff", "w2", 1, now-2_000_000, now+lease, now)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
+		e.lease("expired", "w1", 1, past, past+lease, now)
+		ids := func(l store.ListedRunning) (s []string) {
+			for _, j := range l.Jobs {
+				s = append(s, j.ID)
+			}
+			return s
+		}
+		p, err := e.st.ListRunning(e.ctx, e.k, "", false, 2)
+		if err != nil || !slices.Equal(ids(p), []string{"r1", "r2\x00\xff"}) || p.Next != "r2\x00\xff" {
+			t.Fatalf("ListRunning page 1 = %+v, %v", p, err)
+		}
+		if j := p.Jobs[0]; j.Score != now+2*lease || j.Run.Worker != "w1" || j.Blob != "k\x00p-r1" {
+			t.Errorf("ListRunning r1 = %+v", j)
+		}
+		// A renewal moves r3's lease's end to before r1's: the next page
+		// still starts after r2's ID.
+		e.zadd(e.k.Lease(), "r3", now+lease/2)
+		p, err = e.st.ListRunning(e.ctx, e.k, p.Next, true, 2)
+		if err != nil || !slices.Equal(ids(p), []string{"r3"}) || p.Next != "" {
+			t.Fatalf("ListRunning page 2 = %+v, %v", p, err)
+		}
+	})
+}

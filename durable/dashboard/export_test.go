@@ -1,0 +1,4 @@
+package dashboard
+
+// EncodeID is encodeID, for the tests.
+var EncodeID = encodeID
