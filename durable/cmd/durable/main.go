@@ -85,6 +85,7 @@ commands:
   pause [kind]                           the queue (or the kind) claims no more jobs
   resume [kind]                          it claims again
   move                                   with -shards k: shard 0's jobs moved to their shards
+  schedules [list] | schedules pause|resume|remove NAME...   periodic schedules
 `
 
 // run runs the command line args, writing its output to stdout and its
@@ -161,6 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.pause(ctx, false, rest)
 	case "move":
 		err = c.move(ctx, rest)
+	case "schedules":
+		err = c.schedules(ctx, rest)
 	default:
 		err = fmt.Errorf("%w: no command %q", errUsage, cmd)
 	}
