@@ -348,7 +348,7 @@ func (c *Client) AdvanceSched(ctx context.Context, k Keys, a AdvanceArgs) (Advan
 //	ARGV[9] -> overlap policy: "s" skip, "d" delay, "a" allow
 var fireSchedScript = newScript("sched-fire", `
 local k = skey(ARGV[2])
-local h = redis.call('HMGET', k, 'headID', 'paused', 'last', 'lastID', 'ended', 'rel', 'ver', 'head')
+local h = redis.call('HMGET', k, 'headID', 'paused', 'last', 'lastID', 'ended', 'rel', 'ver')
 if not h[7] then return {0, false, 0} end
 local now = clock()
 local t, id = tonumber(ARGV[3]), ARGV[4]
@@ -370,10 +370,9 @@ if h[2] then
 end
 local grace = tonumber(ARGV[7])
 local late = now - t > grace
-local hd = tonumber(h[8])
--- Under "run the last", a later run missed too is the one to run: the
--- head, once a claim has moved it on, or the instant after this one.
-local later = (hd > t and hd <= now - grace) or (hd == t and tonumber(ARGV[6]) <= now - grace)
+-- Under "run the last", a later instant missed too is the one to run:
+-- the claim of this run made it (or one later still).
+local later = tonumber(ARGV[6]) <= now - grace
 if late and (ARGV[8] == 's' or (ARGV[8] == 'l' and later)) then
   redis.call('HINCRBY', k, 'missed', 1)
   return {2, h[1], tonumber(h[7])}
