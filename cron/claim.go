@@ -8,8 +8,6 @@ import (
 	"math"
 	"math/big"
 	"time"
-
-	rcron "github.com/robfig/cron/v3"
 )
 
 // Claimer decides which of several schedulers that run the same jobs, one
@@ -190,18 +188,8 @@ func (s *Scheduler) onGrid(sched Schedule, now time.Time) Schedule {
 	if s.claimer != nil {
 		origin = time.Unix(0, 0)
 	}
-	var d time.Duration
-	switch c := sched.(type) {
-	case everySchedule:
-		return gridSchedule{origin: origin, every: c.every}
-	case rcron.ConstantDelaySchedule:
-		d = c.Delay
-	case *rcron.ConstantDelaySchedule:
-		if c != nil {
-			d = c.Delay
-		}
-	}
-	if s.claimer == nil || d <= 0 {
+	d := constantDelay(sched)
+	if _, every := sched.(everySchedule); !every && (s.claimer == nil || d <= 0) {
 		return sched
 	}
 	return gridSchedule{origin: origin, every: d}

@@ -207,7 +207,7 @@ func (w *worker) call1(ctx context.Context, a *attempt) (err error) {
 			err = fmt.Errorf("durable: handler of kind %q panicked: %v", a.job.Kind, p)
 		}
 	}()
-	return h(ctx, a.job)
+	return w.handle(ctx, h, a.job)
 }
 
 // panicked calls the panic handler, which must not take the worker down.

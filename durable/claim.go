@@ -52,6 +52,7 @@ func (w *worker) claimRound() {
 		if len(release) > 0 {
 			w.release(release, false)
 		}
+		w.advanceRuns(jobs)
 		if !again {
 			return
 		}

@@ -5,13 +5,17 @@ go 1.25.0
 require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/timewheel/timewheel v0.0.0
+	github.com/timewheel/timewheel/cron/redisclaim v0.0.0
 	go.uber.org/goleak v1.3.0
 )
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sys v0.37.0 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
 )
 
 replace github.com/timewheel/timewheel => ..
+
+replace github.com/timewheel/timewheel/cron/redisclaim => ../cron/redisclaim

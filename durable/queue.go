@@ -108,6 +108,8 @@ type Queue struct {
 	ws       []*worker        // a worker per shard; none without handlers
 	wheel    *timewheel.Wheel // the workers'
 	ownWheel bool             // the Queue made wheel, and closes it
+
+	sched schedState // periodic schedules: schedule_run.go
 }
 
 // A Job is a job as its handler gets it.

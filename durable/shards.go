@@ -84,6 +84,7 @@ func (q *Queue) shardIndex(id string) int {
 	if len(q.shards) == 1 {
 		return 0
 	}
+	id = runShardKey(id) // a schedule's runs share its shard
 	h := uint32(2166136261)
 	for i := 0; i < len(id); i++ {
 		h ^= uint32(id[i])
@@ -104,11 +105,13 @@ func (q *Queue) startWorkers() {
 		}
 		q.ws = append(q.ws, startWorker(q, k, q.brs[i], q.wheel, max(1, conc)))
 	}
+	q.startTender()
 }
 
 // closeWorkers closes the workers at once, then the wheel if the Queue
 // made it, and returns ctx's error if it ended first.
 func (q *Queue) closeWorkers(ctx context.Context) error {
+	q.stopTender()
 	errs := make([]error, len(q.ws))
 	var wg sync.WaitGroup
 	for i, w := range q.ws {
