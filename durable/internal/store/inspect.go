@@ -9,23 +9,24 @@ import (
 // bounded stretch of jobs.
 
 // countsScript returns {now, jobs, running, dead, due, oldest}: Redis's
-// clock; the jobs held; the running ones (the live leases less those
-// still ahead of their due time); the dead ones; those claimable now,
-// with the parked ones; and the score of the earliest of these (-1 if
-// none).
+// clock; the jobs held; the running ones (those each live worker holds
+// for a due time come); the dead ones; those claimable now, with the
+// parked ones; and the score of the earliest of these (-1 if none).
 //
-//	KEYS[1] -> {name}:due     ZCOUNT, ZRANGE 0 0
-//	KEYS[2] -> {name}:job     HLEN
-//	KEYS[4] -> {name}:dead    HLEN
-//	KEYS[6] -> {name}:parked  SMEMBERS
-//	KEYS[8] -> {name}:lease   ZCOUNT (now, +inf)
-//	KEYS[9] -> {name}:ahead   ZCOUNT (now, +inf)
-//	{name}:park:<kind>        ZCARD, ZRANGE 0 0
+//	KEYS[1] -> {name}:due      ZCOUNT, ZRANGE 0 0
+//	KEYS[2] -> {name}:job      HLEN
+//	KEYS[4] -> {name}:dead     HLEN
+//	KEYS[6] -> {name}:parked   SMEMBERS
+//	KEYS[7] -> {name}:workers  ZRANGE the live
+//	{name}:lease:<worker>      ZCOUNT -inf now, for each live worker
+//	{name}:park:<kind>         ZCARD, ZRANGE 0 0
 //	ARGV[1] -> prefix
 var countsScript = newScript("counts", `
 local now = clock()
-local after = '(' .. fmt(now)
-local running = redis.call('ZCOUNT', KEYS[8], after, '+inf') - redis.call('ZCOUNT', KEYS[9], after, '+inf')
+local running = 0
+for _, w in ipairs(redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')) do
+  running = running + redis.call('ZCOUNT', prefix .. 'lease:' .. w, '-inf', fmt(now))
+end
 local due, oldest = redis.call('ZCOUNT', KEYS[1], '-inf', fmt(now)), -1
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if first[2] and tonumber(first[2]) <= now then oldest = tonumber(first[2]) end
@@ -35,21 +36,21 @@ for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
   local f = redis.call('ZRANGE', pk, 0, 0, 'WITHSCORES')
   if f[2] and (oldest < 0 or tonumber(f[2]) < oldest) then oldest = tonumber(f[2]) end
 end
-return {now, redis.call('HLEN', KEYS[2]), math.max(running, 0), redis.call('HLEN', KEYS[4]), due, oldest}
+return {now, redis.call('HLEN', KEYS[2]), running, redis.call('HLEN', KEYS[4]), due, oldest}
 `)
 
 // Counted is a shard's figures, as Counts reads them.
 type Counted struct {
 	Now     int64 // the server's clock, µs
 	Jobs    int64 // every job held
-	Running int64 // held by a live lease for a due time come
+	Running int64 // held by a live worker for a due time come
 	Dead    int64
 	Due     int64 // claimable now (also a lease that ran out), or parked
 	Oldest  int64 // the score of the earliest Due job; -1 if none
 }
 
-// Counts reads a shard's figures. It costs one round trip, O(log n +
-// paused kinds).
+// Counts reads a shard's figures. It costs one round trip, O(log n ·
+// live workers + paused kinds).
 func (c *Client) Counts(ctx context.Context, k Keys) (Counted, error) {
 	r := decode(countsScript.name, c.run(ctx, countsScript, k.all, k.Prefix))
 	out := Counted{Now: r.int(0), Jobs: r.int(1), Running: r.int(2), Dead: r.int(3), Due: r.int(4), Oldest: r.int(5)}

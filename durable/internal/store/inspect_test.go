@@ -8,15 +8,18 @@ import (
 	"github.com/timewheel/timewheel/durable/internal/store"
 )
 
-// counts: the running jobs exactly (a live lease for a due time come;
-// not one leased ahead, not one whose lease ran out), the dead, the due
-// (a lease run out, a parked job) and the oldest of those.
+// counts: the running jobs exactly (those a live worker holds for a due
+// time come; not one leased ahead, not one of a dead worker, whose lease
+// runs out), the dead, the due (a lease run out, a parked job) and the
+// oldest of those.
 func TestScriptCounts(t *testing.T) {
 	servers(t, func(e *env) {
 		now := e.now()
-		e.lease("running", "w1", 1, now-1_000_000, now+lease, now)
-		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
-		e.lease("expired", "w1", 1, past, past+lease, now)
+		e.live("w1", far)
+		e.live("wd", past)
+		e.lease("running", "w1", 1, now-1_000_000, now+lease)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease)
+		e.lease("expired", "wd", 1, past, past+lease)
 		e.pending("later", far)
 		e.job("d", "k", "")
 		e.dead("d", "boom")
@@ -39,8 +42,8 @@ func TestScriptListDue(t *testing.T) {
 		now := e.now()
 		e.pending("a", past)
 		e.pending("b", past+1)
-		e.lease("run", "w1", 2, now-1_000_000, now+lease, now)
-		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
+		e.lease("run", "w1", 2, now-1_000_000, now+lease)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease)
 		e.job("parked", "p", "pp")
 		e.zadd(e.k.Park("p"), "parked", past)
 		e.do(e.rdb.SAdd(e.ctx, e.k.Parked(), "p"))
