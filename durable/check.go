@@ -48,6 +48,11 @@ func (q *Queue) check(ctx context.Context, op, id string) error {
 	if err := q.usable(ctx, op, id); err != nil {
 		return err
 	}
+	return checkID(op, id)
+}
+
+// checkID refuses an empty or too long ID.
+func checkID(op, id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("durable: %s: empty ID", op)

@@ -325,17 +325,6 @@ func (q *Queue) Name() string {
 	return q.cfg.name
 }
 
-// checkID refuses an empty or too long ID.
-func checkID(op, id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("durable: %s: empty ID", op)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("durable: %s: ID %.40q... of %d bytes, over MaxIDLen (%d)", op, id, len(id), MaxIDLen)
-	}
-	return nil
-}
-
 // ParseState returns the State named s ("pending", "running", "dead"),
 // as State.String writes it. It costs O(1).
 func ParseState(s string) (State, error) {
