@@ -168,12 +168,11 @@ func (c *Client) Lookup(ctx context.Context, k Keys, id string) (Found, error) {
 	var f Found
 	f.Blob, f.Exists = r.opt(0)
 	if s, ok := r.opt(1); ok {
-		f.HasScore = true
-		if f.Score, _ = ParseScore(s); r.err == nil {
-			if _, err := ParseScore(s); err != nil {
-				r.fail(1, "a score")
-			}
+		var err error
+		if f.Score, err = ParseScore(s); err != nil {
+			r.fail(1, "a score")
 		}
+		f.HasScore = true
 	}
 	if run, ok := r.opt(2); ok {
 		if f.Run, ok = ParseRun(run); !ok {
