@@ -66,7 +66,7 @@ func (w *worker) ackLoop() {
 func (w *worker) ack(batch []*attempt) bool {
 	var r store.Acked
 	err := w.callWithin("ack", len(batch), w.q.writeBound(), func(ctx context.Context) (err error) {
-		r, err = w.q.st.Ack(ctx, w.k, helds(batch))
+		r, err = w.q.st.Ack(ctx, w.k, w.q.cfg.worker, helds(batch))
 		return err
 	})
 	if err != nil && r.Lost == nil {

@@ -33,10 +33,10 @@ type Counts struct {
 	// due at or before At and not held by a live lease (a lease that ran
 	// out, its worker dead, counts here), or parked by a paused kind.
 	Due int64
-	// Running counts the jobs whose handler runs: a live lease holds
-	// them for a due time at or before At. It is exact: the store keeps
-	// the live leases in a set of their own ({name}:lease), and those
-	// leased ahead of their due time in another ({name}:ahead).
+	// Running counts the jobs whose handler runs: a live worker holds
+	// them for a due time at or before At. It is exact, not a bound: the
+	// store keeps the jobs each worker holds in a set of its own
+	// ({name}:lease:<worker>), scored by their due times.
 	Running int64
 	// RunningAtLeast is always false. It reported that Running was a
 	// lower bound, when Counts found the running jobs by walking those
@@ -54,10 +54,11 @@ type Counts struct {
 }
 
 // Counts returns the queue-wide figures, over every shard (WithShards).
-// Running is exact whatever the workers' lease: leases taken before the
-// store kept its set of live leases ({name}:lease) are not counted until
-// their attempts end. It costs one round trip a shard, O(log n + paused
-// kinds).
+// Running is exact whatever the workers' lease (docs/durable.md says
+// when a worker that died or lost a lease stops counting); leases taken
+// before the store kept the workers' sets are not counted until their
+// attempts end. It costs one round trip a shard, O(log n · live workers
+// + paused kinds).
 func (q *Queue) Counts(ctx context.Context) (Counts, error) {
 	if err := q.checkOp(ctx, "Counts", ""); err != nil {
 		return Counts{}, err
@@ -378,17 +379,6 @@ func (q *Queue) Name() string {
 		panic("durable: Name on a Queue not made by New")
 	}
 	return q.cfg.name
-}
-
-// checkID refuses an empty or too long ID.
-func checkID(op, id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("durable: %s: empty ID", op)
-	case len(id) > MaxIDLen:
-		return fmt.Errorf("durable: %s: ID %.40q... of %d bytes, over MaxIDLen (%d)", op, id, len(id), MaxIDLen)
-	}
-	return nil
 }
 
 // ParseState returns the State named s ("pending", "running", "dead"),

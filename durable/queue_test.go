@@ -92,6 +92,9 @@ func TestJobsRunOnceNotEarly(t *testing.T) {
 		}
 	}
 	r.mu.Unlock()
+	// The store is empty once the acks' scripts ran; each ack's count
+	// follows its reply.
+	waitFor(t, 10*time.Second, "every ack counted", func() bool { return q.Stats().Ran >= n })
 	st := q.Stats()
 	if st.Scheduled != n || st.Claimed != n || st.Ran != n || st.Retried+st.Dead+st.LeaseLost != 0 || st.Running != 0 {
 		t.Errorf("stats %+v", st)

@@ -290,13 +290,32 @@ func TestMove(t *testing.T) {
 		t.Errorf("move again: %q", out)
 	}
 	// Without -shards, stats reads the count move wrote, and sees every
-	// job; a -shards that disagrees is an error naming both counts.
+	// job.
 	if out := must(t, srv.Addr, "stats"); !regexp.MustCompile(`(?m)^pending +30$`).MatchString(out) {
 		t.Errorf("stats after move: %q", out)
 	}
-	code, _, errs := durableCmd(t, srv.Addr, "-shards", "2", "stats")
-	if code != exitError || !strings.Contains(errs, `queue "cli" has 3 shards in Redis, this Queue WithShards(2)`) {
-		t.Errorf("stats -shards 2 of a queue of 3: exit %d, %q", code, errs)
+}
+
+// A -shards that disagrees with the count the queue's layout in Redis
+// holds is an error naming both counts.
+func TestShardsDisagree(t *testing.T) {
+	srv := redisserver.ForTest(t)
+	must(t, srv.Addr, "-shards", "3", "stats") // the first use: the record says 3
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-shards", "2", "stats"}, `durable stats: durable: Counts: durable: shard count disagrees with the queue's layout in Redis: queue "cli" has 3 shards in Redis, this Queue WithShards(2)`},
+		{[]string{"-shards", "1", "inspect", "x"}, `queue "cli" has 3 shards in Redis, this Queue WithShards(1)`},
+		{[]string{"-shards", "2", "move"}, `durable: MoveToShards: durable: shard count disagrees with the queue's layout in Redis: queue "cli" has 3 shards in Redis, this Queue WithShards(2)`},
+	} {
+		code, _, errs := durableCmd(t, srv.Addr, c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("durable %q: exit %d, %q; want 1 and %q", c.args, code, errs, c.want)
+		}
+	}
+	if out := must(t, srv.Addr, "stats"); !strings.Contains(out, "pending") {
+		t.Errorf("stats without -shards: %q", out)
 	}
 }
 

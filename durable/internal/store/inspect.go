@@ -9,23 +9,24 @@ import (
 // bounded stretch of jobs.
 
 // countsScript returns {now, jobs, running, dead, due, oldest}: Redis's
-// clock; the jobs held; the running ones (the live leases less those
-// still ahead of their due time); the dead ones; those claimable now,
-// with the parked ones; and the score of the earliest of these (-1 if
-// none).
+// clock; the jobs held; the running ones (those each live worker holds
+// for a due time come); the dead ones; those claimable now, with the
+// parked ones; and the score of the earliest of these (-1 if none).
 //
-//	KEYS[1] -> {name}:due     ZCOUNT, ZRANGE 0 0
-//	KEYS[2] -> {name}:job     HLEN
-//	KEYS[4] -> {name}:dead    HLEN
-//	KEYS[6] -> {name}:parked  SMEMBERS
-//	KEYS[8] -> {name}:lease   ZCOUNT (now, +inf)
-//	KEYS[9] -> {name}:ahead   ZCOUNT (now, +inf)
-//	{name}:park:<kind>        ZCARD, ZRANGE 0 0
+//	KEYS[1] -> {name}:due      ZCOUNT, ZRANGE 0 0
+//	KEYS[2] -> {name}:job      HLEN
+//	KEYS[4] -> {name}:dead     HLEN
+//	KEYS[6] -> {name}:parked   SMEMBERS
+//	KEYS[7] -> {name}:workers  ZRANGE the live
+//	{name}:lease:<worker>      ZCOUNT -inf now, for each live worker
+//	{name}:park:<kind>         ZCARD, ZRANGE 0 0
 //	ARGV[1] -> prefix
 var countsScript = newScript("counts", `
 local now = clock()
-local after = '(' .. fmt(now)
-local running = redis.call('ZCOUNT', KEYS[8], after, '+inf') - redis.call('ZCOUNT', KEYS[9], after, '+inf')
+local running = 0
+for _, w in ipairs(redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')) do
+  running = running + redis.call('ZCOUNT', prefix .. 'lease:' .. w, '-inf', fmt(now))
+end
 local due, oldest = redis.call('ZCOUNT', KEYS[1], '-inf', fmt(now)), -1
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if first[2] and tonumber(first[2]) <= now then oldest = tonumber(first[2]) end
@@ -35,21 +36,21 @@ for _, k in ipairs(redis.call('SMEMBERS', KEYS[6])) do
   local f = redis.call('ZRANGE', pk, 0, 0, 'WITHSCORES')
   if f[2] and (oldest < 0 or tonumber(f[2]) < oldest) then oldest = tonumber(f[2]) end
 end
-return {now, redis.call('HLEN', KEYS[2]), math.max(running, 0), redis.call('HLEN', KEYS[4]), due, oldest}
+return {now, redis.call('HLEN', KEYS[2]), running, redis.call('HLEN', KEYS[4]), due, oldest}
 `)
 
 // Counted is a shard's figures, as Counts reads them.
 type Counted struct {
 	Now     int64 // the server's clock, µs
 	Jobs    int64 // every job held
-	Running int64 // held by a live lease for a due time come
+	Running int64 // held by a live worker for a due time come
 	Dead    int64
 	Due     int64 // claimable now (also a lease that ran out), or parked
 	Oldest  int64 // the score of the earliest Due job; -1 if none
 }
 
-// Counts reads a shard's figures. It costs one round trip, O(log n +
-// paused kinds).
+// Counts reads a shard's figures. It costs one round trip, O(log n ·
+// live workers + paused kinds).
 func (c *Client) Counts(ctx context.Context, k Keys) (Counted, error) {
 	r := decode(countsScript.name, c.run(ctx, countsScript, k.all, k.Prefix))
 	out := Counted{Now: r.int(0), Jobs: r.int(1), Running: r.int(2), Dead: r.int(3), Due: r.int(4), Oldest: r.int(5)}
@@ -387,16 +388,17 @@ func verb(retry bool) string {
 
 // listRunningScript returns up to limit running jobs whose IDs come after
 // the cursor's in byte order: {next id, id, lease end, run, blob, ...},
-// next id "" once there is none. A job runs while a live lease holds it
-// for a due time come: its :lease score is after now, and it is not in
-// :ahead with a score after now. It reads the live leases only, never
+// next id "" once there is none. A job runs while a live worker's lease
+// set holds it for a due time come, as Counts counts it (countsScript);
+// its lease ends at its :due score. It reads the live leases only, never
 // the pending jobs, and pages by ID, which a renewal does not move (a
 // lease's end does).
 //
-//	KEYS[2] -> {name}:job    HMGET
-//	KEYS[3] -> {name}:run    HMGET
-//	KEYS[8] -> {name}:lease  ZRANGE BYSCORE (now, +inf)
-//	KEYS[9] -> {name}:ahead  ZMSCORE
+//	KEYS[1] -> {name}:due      ZMSCORE
+//	KEYS[2] -> {name}:job      HMGET
+//	KEYS[3] -> {name}:run      HMGET
+//	KEYS[7] -> {name}:workers  ZRANGE the live
+//	{name}:lease:<worker>      ZRANGE -inf now, for each live worker
 //	ARGV[1] -> prefix
 //	ARGV[2] -> limit
 //	ARGV[3] -> "1" if a cursor follows, else "0"
@@ -412,17 +414,13 @@ local function less(a, b)
 end
 local now = clock()
 local limit, from = tonumber(ARGV[2]), ARGV[4]
-local z = redis.call('ZRANGE', KEYS[8], '(' .. fmt(now), '+inf', 'BYSCORE', 'WITHSCORES')
-local ids, ends = {}, {}
-for i = 1, #z, 2 do
-  if ARGV[3] ~= '1' or less(from, z[i]) then ids[#ids + 1], ends[z[i]] = z[i], z[i + 1] end
-end
-local run = {}
-for i = 1, #ids, 1000 do
-  local part = {unpack(ids, i, math.min(i + 999, #ids))}
-  local ahead = redis.call('ZMSCORE', KEYS[9], unpack(part))
-  for k, id in ipairs(part) do
-    if not ahead[k] or tonumber(ahead[k]) <= now then run[#run + 1] = id end
+local run, seen = {}, {}
+for _, w in ipairs(redis.call('ZRANGE', KEYS[7], fmt(now), '+inf', 'BYSCORE')) do
+  for _, id in ipairs(redis.call('ZRANGE', prefix .. 'lease:' .. w, '-inf', fmt(now), 'BYSCORE')) do
+    if not seen[id] and (ARGV[3] ~= '1' or less(from, id)) then
+      seen[id] = true
+      run[#run + 1] = id
+    end
   end
 end
 table.sort(run, less)
@@ -430,11 +428,12 @@ local out = {''}
 if #run > limit then out[1] = run[limit] end
 local page = {unpack(run, 1, math.min(limit, #run))}
 if #page > 0 then
+  local ends = redis.call('ZMSCORE', KEYS[1], unpack(page))
   local blobs = redis.call('HMGET', KEYS[2], unpack(page))
   local runs = redis.call('HMGET', KEYS[3], unpack(page))
   for k, id in ipairs(page) do
-    if blobs[k] then
-      out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = id, ends[id], runs[k] or '', blobs[k]
+    if blobs[k] and ends[k] then
+      out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4] = id, ends[k], runs[k] or '', blobs[k]
     end
   end
 end

@@ -8,15 +8,18 @@ import (
 	"github.com/timewheel/timewheel/durable/internal/store"
 )
 
-// counts: the running jobs exactly (a live lease for a due time come;
-// not one leased ahead, not one whose lease ran out), the dead, the due
-// (a lease run out, a parked job) and the oldest of those.
+// counts: the running jobs exactly (those a live worker holds for a due
+// time come; not one leased ahead, not one of a dead worker, whose lease
+// runs out), the dead, the due (a lease run out, a parked job) and the
+// oldest of those.
 func TestScriptCounts(t *testing.T) {
 	servers(t, func(e *env) {
 		now := e.now()
-		e.lease("running", "w1", 1, now-1_000_000, now+lease, now)
-		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
-		e.lease("expired", "w1", 1, past, past+lease, now)
+		e.live("w1", far)
+		e.live("wd", past)
+		e.lease("running", "w1", 1, now-1_000_000, now+lease)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease)
+		e.lease("expired", "wd", 1, past, past+lease)
 		e.pending("later", far)
 		e.job("d", "k", "")
 		e.dead("d", "boom")
@@ -39,8 +42,8 @@ func TestScriptListDue(t *testing.T) {
 		now := e.now()
 		e.pending("a", past)
 		e.pending("b", past+1)
-		e.lease("run", "w1", 2, now-1_000_000, now+lease, now)
-		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
+		e.lease("run", "w1", 2, now-1_000_000, now+lease)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease)
 		e.job("parked", "p", "pp")
 		e.zadd(e.k.Park("p"), "parked", past)
 		e.do(e.rdb.SAdd(e.ctx, e.k.Parked(), "p"))
@@ -131,20 +134,23 @@ func TestScriptDead(t *testing.T) {
 	})
 }
 
-// listRunning: the live leases for a due time come, by ID a page at a
-// time, and nothing of the pending jobs (however many), nor a job leased
-// ahead, nor a lease that ran out.
+// listRunning: the live workers' leases for a due time come, by ID a
+// page at a time, and nothing of the pending jobs (however many), nor a
+// job leased ahead, nor a lease of a worker no longer live.
 func TestScriptListRunning(t *testing.T) {
 	servers(t, func(e *env) {
 		now := e.now()
 		for i := range 300 {
 			e.pending(fmt.Sprintf("p%03d", i), far)
 		}
-		e.lease("r3", "w1", 2, now-1_000_000, now+lease, now)
-		e.lease("r1", "w1", 1, now-1_000_000, now+2*lease, now)
-		e.lease("r2\x00\xff", "w2", 1, now-2_000_000, now+lease, now)
-		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
-		e.lease("expired", "w1", 1, past, past+lease, now)
+		e.live("w1", now+lease)
+		e.live("w2", now+lease)
+		e.live("wd", now-1) // its liveness ran out: its leases are not running
+		e.lease("r3", "w1", 2, now-1_000_000, now+lease)
+		e.lease("r1", "w1", 1, now-1_000_000, now+2*lease)
+		e.lease("r2\x00\xff", "w2", 1, now-2_000_000, now+lease)
+		e.lease("ahead", "w1", 1, now+1_000_000, now+1_000_000+lease)
+		e.lease("dead-worker's", "wd", 1, now-1_000_000, now+lease)
 		ids := func(l store.ListedRunning) (s []string) {
 			for _, j := range l.Jobs {
 				s = append(s, j.ID)
@@ -160,7 +166,7 @@ func TestScriptListRunning(t *testing.T) {
 		}
 		// A renewal moves r3's lease's end to before r1's: the next page
 		// still starts after r2's ID.
-		e.zadd(e.k.Lease(), "r3", now+lease/2)
+		e.due("r3", now+lease/2)
 		p, err = e.st.ListRunning(e.ctx, e.k, p.Next, true, 2)
 		if err != nil || !slices.Equal(ids(p), []string{"r3"}) || p.Next != "" {
 			t.Fatalf("ListRunning page 2 = %+v, %v", p, err)

@@ -47,9 +47,8 @@ func (c *Client) Schedule(ctx context.Context, k Keys, id string, us int64, rela
 //	KEYS[3] -> {name}:run      HGET, HSET or HDEL id
 //	KEYS[4] -> {name}:dead     HDEL id
 //	KEYS[7] -> {name}:workers  read
-//	KEYS[8] -> {name}:lease    ZREM id (taken back)
-//	KEYS[9] -> {name}:ahead    ZREM id (taken back)
 //	{name}:park:<kind>         ZREM id
+//	{name}:lease:<worker>      ZREM id (taken back)
 //	ARGV[1] -> prefix
 //	ARGV[2] -> id
 //	ARGV[3] -> µs: the new due time
@@ -67,7 +66,7 @@ if w then
   spublish(prefix .. 'ev:' .. w, 'c' .. ARGV[2])
   local a = tonumber(string.match(r, '^%d+')) - 1
   if a > 0 then redis.call('HSET', KEYS[3], ARGV[2], fmt(a)) else redis.call('HDEL', KEYS[3], ARGV[2]) end
-  unlease({ARGV[2]})
+  unlease(w, {ARGV[2]})
 end
 local s = tonumber(ARGV[3])
 if ARGV[4] == '1' then s = s + now end
@@ -105,9 +104,8 @@ func (c *Client) Reschedule(ctx context.Context, k Keys, id string, us, margin i
 //	KEYS[2] -> {name}:job    HGET, HDEL id
 //	KEYS[3] -> {name}:run    HGET, HDEL id
 //	KEYS[4] -> {name}:dead   HDEL id
-//	KEYS[8] -> {name}:lease  ZREM id
-//	KEYS[9] -> {name}:ahead  ZREM id
 //	{name}:park:<kind>       ZREM id
+//	{name}:lease:<worker>    ZREM id
 //	ARGV[1] -> prefix
 //	ARGV[2] -> id
 var cancelScript = newScript("cancel", `
@@ -120,7 +118,7 @@ redis.call('ZREM', prefix .. 'park:' .. kindof(b), ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('HDEL', KEYS[4], ARGV[2])
 if w then
-  unlease({ARGV[2]})
+  unlease(w, {ARGV[2]})
   spublish(prefix .. 'ev:' .. w, 'c' .. ARGV[2])
 end
 return 1
@@ -170,12 +168,11 @@ func (c *Client) Lookup(ctx context.Context, k Keys, id string) (Found, error) {
 	var f Found
 	f.Blob, f.Exists = r.opt(0)
 	if s, ok := r.opt(1); ok {
-		f.HasScore = true
-		if f.Score, _ = ParseScore(s); r.err == nil {
-			if _, err := ParseScore(s); err != nil {
-				r.fail(1, "a score")
-			}
+		var err error
+		if f.Score, err = ParseScore(s); err != nil {
+			r.fail(1, "a score")
 		}
+		f.HasScore = true
 	}
 	if run, ok := r.opt(2); ok {
 		if f.Run, ok = ParseRun(run); !ok {

@@ -56,14 +56,14 @@ func TestScriptReschedule(t *testing.T) {
 		check(t, "Reschedule dead", r, err, store.Moved)
 
 		msg := e.inbox("w1")
-		e.lease("ahead", "w1", 2, far, far+5_000_000, now)
+		e.lease("ahead", "w1", 2, far, far+5_000_000)
 		r, err = e.st.Reschedule(e.ctx, e.k, "ahead", far+3, 0)
 		check(t, "Reschedule leased ahead", r, err, store.Moved)
 		if m := msg(); m != "cahead" {
 			t.Errorf("w1 was told %q; want cahead", m)
 		}
 
-		e.lease("soon", "w1", 1, now+50_000, now+5_050_000, now)
+		e.lease("soon", "w1", 1, now+50_000, now+5_050_000)
 		r, err = e.st.Reschedule(e.ctx, e.k, "soon", far, 60_000_000)
 		check(t, "Reschedule due within the margin", r, err, store.Running)
 
@@ -76,8 +76,7 @@ func TestScriptReschedule(t *testing.T) {
 			fmt.Sprintf("due: p=%d d=%d ahead=%d parked=%d soon=%d", far+1, far+2, far+3, far+4, now+5_050_000),
 			"job: ahead=k|p-ahead d=k|pd p=k|p-p parked=p|pp soon=k|p-soon",
 			"run: ahead=1 soon=1|w1|"+fmt.Sprint(now+50_000),
-			fmt.Sprintf("lease: soon=%d", now+5_050_000),
-			fmt.Sprintf("ahead: soon=%d", now+50_000))
+			fmt.Sprintf("lease:w1: soon=%d", now+50_000))
 	})
 }
 
@@ -95,7 +94,7 @@ func TestScriptCancel(t *testing.T) {
 		e.job("parked", "p", "pp")
 		e.zadd(e.k.Park("p"), "parked", past)
 		msg := e.inbox("w1")
-		e.lease("held", "w1", 1, now, now+5_000_000, now)
+		e.lease("held", "w1", 1, now, now+5_000_000)
 		e.pending("kept", far)
 		for _, id := range []string{"p", "d", "parked", "held"} {
 			found, err := e.st.Cancel(e.ctx, e.k, id)
@@ -118,7 +117,7 @@ func TestScriptLookup(t *testing.T) {
 			t.Fatalf("Lookup none = %+v, %v", f, err)
 		}
 		e.pending("p", far)
-		e.lease("held", "w1", 2, now, now+5_000_000, now)
+		e.lease("held", "w1", 2, now, now+5_000_000)
 		e.job("d", "k", "pd")
 		e.run("d", "5")
 		e.dead("d", "boom")

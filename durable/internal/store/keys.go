@@ -31,11 +31,10 @@ import (
 //	{name}:parked       set         the kinds whose park set may hold jobs
 //	{name}:workers      sorted set  worker -> µs until which it counts as live
 //	                                (each claim and renewal moves it on)
-//	{name}:lease        sorted set  id -> the end of its lease, as :due, for each
-//	                                job a worker holds: the live leases are
-//	                                those after now
-//	{name}:ahead        sorted set  id -> the due µs of a job leased ahead of it;
-//	                                running = live leases less those still ahead
+//	{name}:lease:<worker> sorted set id -> the due µs of each job the worker
+//	                                holds: its running jobs are those due by
+//	                                now, while it is live (a claim deletes a
+//	                                dead worker's set as it drops the worker)
 //	{name}:layout       hash        shards -> the queue's shard count, version ->
 //	                                the key scheme's (shard 0's key only)
 //	{name}:ev           channel     to every worker: "p<kind>" paused, "r<kind>"
@@ -77,13 +76,13 @@ const Version = 1
 // them as KEYS. A Keys is immutable.
 type Keys struct {
 	Prefix string   // "{name}:"
-	all    []string // due, job, run, dead, paused, parked, workers, lease, ahead
+	all    []string // due, job, run, dead, paused, parked, workers
 }
 
 // NewKeys returns the keys of prefix ("{name}:").
 func NewKeys(prefix string) Keys {
 	k := Keys{Prefix: prefix}
-	for _, s := range []string{"due", "job", "run", "dead", "paused", "parked", "workers", "lease", "ahead"} {
+	for _, s := range []string{"due", "job", "run", "dead", "paused", "parked", "workers"} {
 		k.all = append(k.all, prefix+s)
 	}
 	return k
@@ -96,8 +95,9 @@ func (k Keys) Dead() string    { return k.all[3] }
 func (k Keys) Paused() string  { return k.all[4] }
 func (k Keys) Parked() string  { return k.all[5] }
 func (k Keys) Workers() string { return k.all[6] }
-func (k Keys) Lease() string   { return k.all[7] }
-func (k Keys) Ahead() string   { return k.all[8] }
+
+// Leases returns the key of the set of the jobs worker holds.
+func (k Keys) Leases(worker string) string { return k.Prefix + "lease:" + worker }
 
 // Layout returns the key of the layout record (shard 0's prefix only).
 func (k Keys) Layout() string { return k.Prefix + "layout" }

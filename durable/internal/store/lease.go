@@ -20,9 +20,9 @@ import (
 //	KEYS[3] -> {name}:run      HMGET; HSET the leased's tokens
 //	KEYS[5] -> {name}:paused   SMEMBERS
 //	KEYS[6] -> {name}:parked   SMEMBERS, SADD, SREM
-//	KEYS[7] -> {name}:workers  ZREMRANGEBYSCORE the dead, ZADD worker
-//	KEYS[8] -> {name}:lease    ZADD the leased
-//	KEYS[9] -> {name}:ahead    ZADD those leased ahead of their due time
+//	KEYS[7] -> {name}:workers  ZRANGE, ZREMRANGEBYSCORE the dead, ZADD worker
+//	{name}:lease:<worker>      ZADD the leased; DEL a dead worker's; ZREM a job
+//	                           taken from a worker whose lease ran out
 //	{name}:park:<kind>         ZADD the parked; unpark: ZRANGE, ZREM
 //	ARGV[1] -> prefix
 //	ARGV[2] -> limit
@@ -36,6 +36,9 @@ import (
 var claimScript = newScript("claim", `
 local now = clock()
 local limit, lease, worker, hz = tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+for _, w in ipairs(redis.call('ZRANGE', KEYS[7], '-inf', '(' .. fmt(now), 'BYSCORE')) do
+  redis.call('DEL', prefix .. 'lease:' .. w)
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', '(' .. fmt(now))
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[6])), worker)
 local paused = redis.call('SMEMBERS', KEYS[5])
@@ -57,7 +60,7 @@ local ids = {}
 for i = 1, #cand, 2 do ids[#ids + 1] = cand[i] end
 local blobs = redis.call('HMGET', KEYS[2], unpack(ids))
 local runs = redis.call('HMGET', KEYS[3], unpack(ids))
-local zadd, hset, ahead, gone, park, rem = {}, {}, {}, {}, {}, {}
+local zadd, hset, mine, gone, park, rem = {}, {}, {}, {}, {}, {}
 local taken, skipped = 0, 0
 local full = false
 for k, id in ipairs(ids) do
@@ -70,6 +73,7 @@ for k, id in ipairs(ids) do
     skipped = skipped + 1 -- held by a live lease: claimable once it ends
     soon(s)
   elseif #paused > 0 and pk[kindof(b)] then
+    if w then unlease(w, {id}) end
     local kind = kindof(b)
     if not park[kind] then park[kind] = {} end
     local p = park[kind]
@@ -80,12 +84,11 @@ for k, id in ipairs(ids) do
     taken = taken + 1
     local a = 1
     if r then a = tonumber(string.match(r, '^%d+')) + 1 end
+    if w and w ~= worker then unlease(w, {id}) end
     zadd[#zadd + 1] = fmt(math.max(s, now) + lease)
     zadd[#zadd + 1] = id
-    if s > now then
-      ahead[#ahead + 1] = cand[2 * k]
-      ahead[#ahead + 1] = id
-    end
+    mine[#mine + 1] = cand[2 * k]
+    mine[#mine + 1] = id
     hset[#hset + 1] = id
     hset[#hset + 1] = a .. '|' .. worker .. '|' .. fmt(s)
     out[#out + 1] = id
@@ -106,14 +109,10 @@ if #ids == 2 * limit and tonumber(cand[#cand]) > now then soon(tonumber(cand[#ca
 out[4] = wake
 if #zadd > 0 then
   redis.call('ZADD', KEYS[1], unpack(zadd))
-  redis.call('ZADD', KEYS[8], unpack(zadd))
   redis.call('HSET', KEYS[3], unpack(hset))
-  if #ahead > 0 then redis.call('ZADD', KEYS[9], unpack(ahead)) end
+  redis.call('ZADD', prefix .. 'lease:' .. worker, unpack(mine))
 end
-if #gone > 0 then
-  redis.call('ZREM', KEYS[1], unpack(gone))
-  unlease(gone)
-end
+if #gone > 0 then redis.call('ZREM', KEYS[1], unpack(gone)) end
 if #rem > 0 then
   redis.call('ZREM', KEYS[1], unpack(rem))
   for kind, p in pairs(park) do
@@ -180,13 +179,13 @@ type Held struct {
 //	KEYS[1] -> {name}:due    ZREM the held
 //	KEYS[2] -> {name}:job    HEXISTS the others; HDEL the held
 //	KEYS[3] -> {name}:run    HMGET; HDEL the held
-//	KEYS[8] -> {name}:lease  ZREM the held
-//	KEYS[9] -> {name}:ahead  ZREM the held
+//	{name}:lease:<worker>    ZREM the held
 //	ARGV[1] -> prefix
-//	ARGV[2..] -> id, token, id, token, ...
+//	ARGV[2] -> worker
+//	ARGV[3..] -> id, token, id, token, ...
 var ackScript = newScript("ack", `
 local ids, toks = {}, {}
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   ids[#ids + 1] = ARGV[i]
   toks[#toks + 1] = ARGV[i + 1]
 end
@@ -205,7 +204,7 @@ if #held > 0 then
   redis.call('ZREM', KEYS[1], unpack(held))
   redis.call('HDEL', KEYS[2], unpack(held))
   redis.call('HDEL', KEYS[3], unpack(held))
-  unlease(held)
+  unlease(ARGV[2], held)
 end
 return {lost, gone}
 `, luaUnlease)
@@ -217,13 +216,14 @@ type Acked struct {
 	Gone map[string]bool
 }
 
-// Ack deletes the jobs of hs whose lease each token still holds. With
+// Ack deletes the jobs of hs, held by worker, whose lease each token
+// still holds. With
 // Replication, the reply comes with an error wrapping ErrNotReplicated
 // when the replicas fell short: the primary made the change. It costs
 // one round trip, O(len(hs)·log n).
-func (c *Client) Ack(ctx context.Context, k Keys, hs []Held) (Acked, error) {
-	args := make([]any, 0, 1+2*len(hs))
-	args = append(args, k.Prefix)
+func (c *Client) Ack(ctx context.Context, k Keys, worker string, hs []Held) (Acked, error) {
+	args := make([]any, 0, 2+2*len(hs))
+	args = append(args, k.Prefix, worker)
 	for _, h := range hs {
 		args = append(args, h.ID, h.Token)
 	}
@@ -257,12 +257,12 @@ func set(ids []string) map[string]bool {
 // -1 if none, or the queue is paused). So a worker that sends no claim
 // still hears of a lease that ran out, or of a job no message announced.
 //
-//	KEYS[1] -> {name}:due      ZADD XX GT the held; nextclaim: ZRANGE
+//	KEYS[1] -> {name}:due      ZADD XX GT the held (one call); nextclaim: ZRANGE
 //	KEYS[2] -> {name}:job      HEXISTS the others
 //	KEYS[3] -> {name}:run      HGET each
 //	KEYS[5] -> {name}:paused   SISMEMBER ""
 //	KEYS[7] -> {name}:workers  ZADD worker
-//	KEYS[8] -> {name}:lease    ZADD XX GT the held
+//	{name}:lease:<worker>      ZREM the lost and gone
 //	ARGV[1] -> prefix
 //	ARGV[2] -> lease µs
 //	ARGV[3] -> worker
@@ -273,21 +273,28 @@ var renewScript = newScript("renew", `
 local now = clock()
 redis.call('ZADD', KEYS[7], fmt(now + tonumber(ARGV[4])), ARGV[3])
 local dl = fmt(now + tonumber(ARGV[2]))
-local lost, gone = {}, {}
+local lost, gone, held = {}, {}, {}
 for i = 6, #ARGV, 2 do
   if redis.call('HGET', KEYS[3], ARGV[i]) == ARGV[i + 1] then
-    redis.call('ZADD', KEYS[1], 'XX', 'GT', dl, ARGV[i])
-    redis.call('ZADD', KEYS[8], 'GT', dl, ARGV[i])
+    held[#held + 1] = dl
+    held[#held + 1] = ARGV[i]
   elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
     lost[#lost + 1] = ARGV[i]
   else
     gone[#gone + 1] = ARGV[i]
   end
 end
+-- One ZADD a key for all the leases held, 1,000 at a time (unpack's
+-- bound is 8,000 values).
+for i = 1, #held, 2000 do
+  redis.call('ZADD', KEYS[1], 'XX', 'GT', unpack(held, i, math.min(i + 1999, #held)))
+end
+unlease(ARGV[3], lost)
+unlease(ARGV[3], gone)
 local wake = -1
 if redis.call('SISMEMBER', KEYS[5], '') == 0 then wake = nextclaim('-inf', now, tonumber(ARGV[5]), ARGV[3]) end
 return {lost, gone, wake}
-`, luaHolder, luaNext)
+`, luaHolder, luaUnlease, luaNext)
 
 // RenewArgs are a renewal's parameters.
 type RenewArgs struct {
@@ -330,8 +337,7 @@ func (c *Client) Renew(ctx context.Context, k Keys, a RenewArgs, hs []Held) (Ren
 //	KEYS[3] -> {name}:run      HGET, HSET id
 //	KEYS[4] -> {name}:dead     HSET id (dead)
 //	KEYS[7] -> {name}:workers  read
-//	KEYS[8] -> {name}:lease    ZREM id
-//	KEYS[9] -> {name}:ahead    ZREM id
+//	{name}:lease:<worker>      ZREM id
 //	ARGV[1] -> prefix
 //	ARGV[2] -> id
 //	ARGV[3] -> token
@@ -340,7 +346,7 @@ func (c *Client) Renew(ctx context.Context, k Keys, a RenewArgs, hs []Held) (Ren
 //	ARGV[6] -> error
 //	ARGV[7] -> horizon µs
 //	ARGV[8] -> tell: "1" to tell a live worker
-//	ARGV[9] -> worker
+//	ARGV[9] -> worker: the token's
 var failScript = newScript("fail", `
 if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then
   if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return -2 end
@@ -348,7 +354,7 @@ if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then
 end
 local a = tonumber(string.match(ARGV[3], '^%d+'))
 redis.call('HSET', KEYS[3], ARGV[2], fmt(a))
-unlease({ARGV[2]})
+unlease(ARGV[9], {ARGV[2]})
 if a >= tonumber(ARGV[4]) then
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[6])
@@ -408,8 +414,7 @@ func (c *Client) Fail(ctx context.Context, k Keys, a FailArgs) (Failed, error) {
 //	KEYS[1] -> {name}:due      ZADD each
 //	KEYS[3] -> {name}:run      HGET, HSET or HDEL each
 //	KEYS[7] -> {name}:workers  ZREM worker (closing); read
-//	KEYS[8] -> {name}:lease    ZREM the handed back
-//	KEYS[9] -> {name}:ahead    ZREM the handed back
+//	{name}:lease:<worker>      ZREM the handed back
 //	ARGV[1] -> prefix
 //	ARGV[2] -> worker
 //	ARGV[3] -> closing: "1"
@@ -432,7 +437,7 @@ for i = 5, #ARGV, 2 do
     back[#back + 1] = id
   end
 end
-unlease(back)
+unlease(ARGV[2], back)
 if first >= 0 then notify(now, pick, first, tonumber(ARGV[4]), ARGV[2]) end
 return n
 `, luaUnlease, luaNotify)

@@ -29,9 +29,11 @@ func TestScriptClaim(t *testing.T) {
 		e.pending("b", past+1)
 		e.job("expired", "k", "p-expired")
 		e.due("expired", past+2)
-		e.run("expired", "2|dead-worker|5")
-		e.zadd(e.k.Lease(), "expired", past+2)
-		e.lease("live", "w2", 1, now-1_000_000, now+60_000_000, now)
+		e.run("expired", "2|wd|5")
+		e.zadd(e.k.Leases("wd"), "expired", 5)
+		e.zadd(e.k.Leases("wd"), "other", 5)
+		e.live("wd", past) // dead: its set goes
+		e.lease("live", "w2", 1, now-1_000_000, now+60_000_000)
 		e.due("gone", past+3) // no :job field
 		e.pending("ahead", now+1_000_000)
 		e.pending("over", now+1_500_000)
@@ -62,8 +64,8 @@ func TestScriptClaim(t *testing.T) {
 			fmt.Sprintf("due: a=%d b=%d expired=%d ahead=%d live=%d over=%d later=%d", n+lease, n+lease, n+lease, now+1_000_000+lease, now+60_000_000, now+1_500_000, far),
 			"job: a=k|p-a b=k|p-b expired=k|p-expired ahead=k|p-ahead live=k|p-live over=k|p-over later=k|p-later",
 			fmt.Sprintf("run: a=1|w1|%d b=1|w1|%d expired=3|w1|%d ahead=1|w1|%d live=1|w2|%d", past, past+1, past+2, now+1_000_000, now-1_000_000),
-			fmt.Sprintf("lease: a=%d b=%d expired=%d ahead=%d live=%d", n+lease, n+lease, n+lease, now+1_000_000+lease, now+60_000_000),
-			fmt.Sprintf("ahead: ahead=%d", now+1_000_000),
+			fmt.Sprintf("lease:w1: a=%d b=%d expired=%d ahead=%d", past, past+1, past+2, now+1_000_000),
+			fmt.Sprintf("lease:w2: live=%d", now-1_000_000),
 			fmt.Sprintf("workers: w1=%d", n+3_000_000))
 	})
 }
@@ -91,9 +93,9 @@ func TestScriptClaimPaused(t *testing.T) {
 			fmt.Sprintf("due: a=%d", c.Now+lease),
 			"job: a=k|p-a pa=p|pp",
 			fmt.Sprintf("run: a=1|w1|%d", past),
-			fmt.Sprintf("lease: a=%d", c.Now+lease),
 			"paused: p", "parked: p",
 			fmt.Sprintf("park:p: pa=%d", past+1),
+			fmt.Sprintf("lease:w1: a=%d", past),
 			fmt.Sprintf("workers: w1=%d", c.Now+3_000_000))
 		e.do(e.rdb.SRem(e.ctx, e.k.Paused(), "p"))
 		c, err = e.st.Claim(e.ctx, e.k, claimArgs(10))
@@ -111,10 +113,10 @@ func TestScriptClaimPaused(t *testing.T) {
 func TestScriptAck(t *testing.T) {
 	servers(t, func(e *env) {
 		now := e.now()
-		ta := e.lease("a", "w1", 1, now, now+lease, now)
-		tb := e.lease("b", "w1", 1, now+1_000_000, now+1_000_000+lease, now)
-		e.lease("taken", "w2", 2, now, now+lease, now)
-		r, err := e.st.Ack(e.ctx, e.k, []store.Held{{"a", ta}, {"b", tb}, {"taken", "1|w1|1"}, {"gone", "1|w1|1"}})
+		ta := e.lease("a", "w1", 1, now, now+lease)
+		tb := e.lease("b", "w1", 1, now+1_000_000, now+1_000_000+lease)
+		e.lease("taken", "w2", 2, now, now+lease)
+		r, err := e.st.Ack(e.ctx, e.k, "w1", []store.Held{{"a", ta}, {"b", tb}, {"taken", "1|w1|1"}, {"gone", "1|w1|1"}})
 		if err != nil || len(r.Lost) != 1 || !r.Lost["taken"] || len(r.Gone) != 1 || !r.Gone["gone"] {
 			t.Fatalf("Ack = %+v, %v; want taken lost, gone gone", r, err)
 		}
@@ -122,7 +124,7 @@ func TestScriptAck(t *testing.T) {
 			fmt.Sprintf("due: taken=%d", now+lease),
 			"job: taken=k|p-taken",
 			fmt.Sprintf("run: taken=2|w2|%d", now),
-			fmt.Sprintf("lease: taken=%d", now+lease))
+			fmt.Sprintf("lease:w2: taken=%d", now))
 	})
 }
 
@@ -132,9 +134,9 @@ func TestScriptAck(t *testing.T) {
 func TestScriptRenew(t *testing.T) {
 	servers(t, func(e *env) {
 		now := e.now()
-		ta := e.lease("a", "w1", 1, now-1_000_000, now+1_000, now)
-		tb := e.lease("b", "w1", 1, far, far+lease, now)
-		e.lease("taken", "w2", 2, now, now+lease, now)
+		ta := e.lease("a", "w1", 1, now-1_000_000, now+1_000)
+		tb := e.lease("b", "w1", 1, far, far+lease)
+		e.lease("taken", "w2", 2, now, now+lease)
 		e.pending("next", now+hz+1_000_000)
 		args := store.RenewArgs{Lease: lease, Worker: "w1", TTL: 3_000_000, Horizon: hz}
 		r, err := e.st.Renew(e.ctx, e.k, args, []store.Held{{"a", ta}, {"b", tb}, {"taken", "1|w1|1"}, {"gone", "1|w1|1"}})
@@ -142,15 +144,15 @@ func TestScriptRenew(t *testing.T) {
 			t.Fatalf("Renew = %+v, %v; want taken lost, gone gone, wake %d", r, err, now+hz+1_000_000-hz/2)
 		}
 		a := int64(e.rdb.ZScore(e.ctx, e.k.Due(), "a").Val())
-		if a < now+lease || a > e.now()+lease || int64(e.rdb.ZScore(e.ctx, e.k.Lease(), "a").Val()) != a {
-			t.Errorf("a's lease ends at %d (:lease %v); want now + lease", a, e.rdb.ZScore(e.ctx, e.k.Lease(), "a").Val())
+		if a < now+lease || a > e.now()+lease {
+			t.Errorf("a's lease ends at %d; want now + lease", a)
 		}
 		e.keysAre("after Renew",
 			fmt.Sprintf("due: a=%d b=%d taken=%d next=%d", a, far+lease, now+lease, now+hz+1_000_000),
 			"job: a=k|p-a b=k|p-b taken=k|p-taken next=k|p-next",
 			fmt.Sprintf("run: a=%s b=%s taken=2|w2|%d", ta, tb, now),
-			fmt.Sprintf("lease: a=%d b=%d taken=%d", a, far+lease, now+lease),
-			fmt.Sprintf("ahead: b=%d", far),
+			fmt.Sprintf("lease:w1: a=%d b=%d", now-1_000_000, far),
+			fmt.Sprintf("lease:w2: taken=%d", now),
 			fmt.Sprintf("workers: w1=%d", a-lease+3_000_000))
 		e.do(e.rdb.SAdd(e.ctx, e.k.Paused(), ""))
 		r, err = e.st.Renew(e.ctx, e.k, args, nil)
@@ -167,7 +169,7 @@ func TestScriptFail(t *testing.T) {
 		now := e.now()
 		e.live("w2", far)
 		msg := e.inbox("w2")
-		ta := e.lease("a", "w1", 1, now, now+lease, now)
+		ta := e.lease("a", "w1", 1, now, now+lease)
 		f, err := e.st.Fail(e.ctx, e.k, store.FailArgs{ID: "a", Token: ta, Attempts: 3, Backoff: 500_000, Err: "e1", Tell: true, Worker: "w1"})
 		if err != nil || f.Retry < now+500_000 || f.Dead || f.Lost || f.Gone {
 			t.Fatalf("Fail of attempt 1 of 3 = %+v, %v", f, err)
@@ -175,10 +177,10 @@ func TestScriptFail(t *testing.T) {
 		if m := msg(); m != fmt.Sprint("n", f.Retry) {
 			t.Errorf("w2 was told %q; want n%d", m, f.Retry)
 		}
-		tb := e.lease("b", "w1", 3, now, now+lease, now)
+		tb := e.lease("b", "w1", 3, now, now+lease)
 		f, err = e.st.Fail(e.ctx, e.k, store.FailArgs{ID: "b", Token: tb, Attempts: 3, Backoff: 500_000, Err: "e3", Worker: "w1"})
 		check(t, "Fail of attempt 3 of 3", f, err, store.Failed{Dead: true})
-		e.lease("taken", "w2", 2, now, now+lease, now)
+		e.lease("taken", "w2", 2, now, now+lease)
 		f, err = e.st.Fail(e.ctx, e.k, store.FailArgs{ID: "taken", Token: "1|w1|1", Attempts: 3, Worker: "w1"})
 		check(t, "Fail of a lost lease", f, err, store.Failed{Lost: true})
 		f, err = e.st.Fail(e.ctx, e.k, store.FailArgs{ID: "gone", Token: "1|w1|1", Attempts: 3, Worker: "w1"})
@@ -188,7 +190,7 @@ func TestScriptFail(t *testing.T) {
 			"job: a=k|p-a b=k|p-b taken=k|p-taken",
 			fmt.Sprintf("run: a=1 b=3 taken=2|w2|%d", now),
 			"dead: b=e3",
-			fmt.Sprintf("lease: taken=%d", now+lease),
+			fmt.Sprintf("lease:w2: taken=%d", now),
 			fmt.Sprintf("workers: w2=%d", far))
 	})
 }
@@ -206,9 +208,9 @@ func TestScriptRelease(t *testing.T) {
 		e.live("w2", far)
 		msg := e.inbox("w2")
 		soon := now + 1_000_000
-		ta := e.lease("a", "w1", 1, soon, soon+lease, now)
-		tb := e.lease("b", "w1", 3, far, far+lease, now)
-		e.lease("taken", "w2", 2, now, now+lease, now)
+		ta := e.lease("a", "w1", 1, soon, soon+lease)
+		tb := e.lease("b", "w1", 3, far, far+lease)
+		e.lease("taken", "w2", 2, now, now+lease)
 		n, err := e.st.Release(e.ctx, e.k, "w1", true, []store.Held{{"a", ta}, {"b", tb}, {"taken", "1|w1|1"}})
 		check(t, "Release", n, err, 2)
 		if m := msg(); m != fmt.Sprint("n", soon) {
@@ -218,7 +220,7 @@ func TestScriptRelease(t *testing.T) {
 			fmt.Sprintf("due: a=%d b=%d taken=%d", soon, far, now+lease),
 			"job: a=k|p-a b=k|p-b taken=k|p-taken",
 			fmt.Sprintf("run: b=2 taken=2|w2|%d", now),
-			fmt.Sprintf("lease: taken=%d", now+lease),
+			fmt.Sprintf("lease:w2: taken=%d", now),
 			fmt.Sprintf("workers: w2=%d", far))
 	})
 }

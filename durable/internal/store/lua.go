@@ -63,11 +63,9 @@ end
   return w, tonumber(d)
 end
 `
-	// unlease forgets the leases of ids (a table): off :lease and :ahead.
-	luaUnlease = `local function unlease(ids)
-  if #ids == 0 then return end
-  redis.call('ZREM', KEYS[8], unpack(ids))
-  redis.call('ZREM', KEYS[9], unpack(ids))
+	// unlease takes ids (a table) off the set of the jobs worker w holds.
+	luaUnlease = `local function unlease(w, ids)
+  if #ids > 0 then redis.call('ZREM', prefix .. 'lease:' .. w, unpack(ids)) end
 end
 `
 	// notify tells one live worker other than except that a job is due at

@@ -97,7 +97,8 @@ func newEnv(t *testing.T, rdb redis.UniversalClient) *env {
 // and the park sets of the kinds the tests use.
 func (e *env) keys() []string {
 	k := e.k
-	return []string{k.Due(), k.Job(), k.Run(), k.Dead(), k.Paused(), k.Parked(), k.Workers(), k.Lease(), k.Ahead(), k.Layout(), k.Park("k"), k.Park("p")}
+	return []string{k.Due(), k.Job(), k.Run(), k.Dead(), k.Paused(), k.Parked(), k.Workers(), k.Leases("w1"), k.Leases("w2"), k.Leases("wd"),
+		k.Layout(), k.Park("k"), k.Park("p")}
 }
 
 // The seeds, each one command.
@@ -124,15 +125,12 @@ func (e *env) pending(id string, us int64) {
 
 // lease seeds a job of kind "k" leased by worker w for due, its lease
 // ending at end, as a claim leaves it.
-func (e *env) lease(id, w string, attempt int, due, end, now int64) string {
+func (e *env) lease(id, w string, attempt int, due, end int64) string {
 	e.job(id, "k", "p-"+id)
 	e.due(id, end)
 	tok := store.Token{Attempt: attempt, Worker: w, Due: due}.String()
 	e.run(id, tok)
-	e.zadd(e.k.Lease(), id, end)
-	if due > now {
-		e.zadd(e.k.Ahead(), id, due)
-	}
+	e.zadd(e.k.Leases(w), id, due)
 	return tok
 }
 

@@ -47,7 +47,7 @@ func TestScriptSnap(t *testing.T) {
 		e.run("d", "2")
 		e.dead("d", "boom")
 		e.pending("soon", now+1_000_000)
-		e.lease("held", "w1", 1, far, far+lease, now)
+		e.lease("held", "w1", 1, far, far+lease)
 		e.job("parked", "p", "")
 		e.zadd(e.k.Park("p"), "parked", past)
 		for _, c := range []struct {

@@ -55,7 +55,7 @@ local function droppending(id)
     local w, d = holder(r)
     if not (w and d and d > clock() + 100000) then return false end
     spublish(prefix .. 'ev:' .. w, 'c' .. id)
-    unlease({id})
+    unlease(w, {id})
     redis.call('HDEL', KEYS[3], id)
   end
   redis.call('HDEL', KEYS[2], id)
