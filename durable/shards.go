@@ -104,6 +104,7 @@ func (q *Queue) startWorkers() {
 		}
 		q.ws = append(q.ws, startWorker(q, k, q.brs[i], q.wheel, max(1, conc)))
 	}
+	q.obs = startObserver(q)
 }
 
 // closeWorkers closes the workers at once, then the wheel if the Queue
@@ -115,6 +116,9 @@ func (q *Queue) closeWorkers(ctx context.Context) error {
 		wg.Go(func() { errs[i] = w.close(ctx) })
 	}
 	wg.Wait()
+	if q.obs != nil {
+		q.obs.close()
+	}
 	if q.ownWheel {
 		q.wheel.Close()
 	}
