@@ -256,38 +256,46 @@ func TestCancelRacesParentDeadline(t *testing.T) {
 	if testing.Short() {
 		n = 30
 	}
-	for i := range n {
-		parent, pcancel := s.WithTimeoutCause(context.Background(), 200*time.Microsecond, errX)
-		var kids []context.Context
-		var cancels []context.CancelFunc
-		for j := range 40 {
-			child, cancel := s.WithTimeout(parent, time.Hour)
-			if j%2 == 0 {
-				child.Done()
-			}
-			kids, cancels = append(kids, child), append(cancels, cancel)
-		}
-		// Cancel the children as the wheel fires the parent, while its
-		// end reaches them.
-		var wg sync.WaitGroup
-		for g := range 2 {
-			wg.Go(func() {
-				for parent.Err() == nil {
+	for _, parentKind := range []string{"wheelctx", "context"} {
+		t.Run("parent="+parentKind, func(t *testing.T) {
+			for i := range n {
+				withTimeoutCause := s.WithTimeoutCause
+				if parentKind == "context" {
+					withTimeoutCause = context.WithTimeoutCause
 				}
-				for j := g; j < len(cancels); j += 2 {
-					cancels[j]()
+				parent, pcancel := withTimeoutCause(context.Background(), 200*time.Microsecond, errX)
+				var kids []context.Context
+				var cancels []context.CancelFunc
+				for j := range 40 {
+					child, cancel := s.WithTimeout(parent, time.Hour)
+					if j%2 == 0 {
+						child.Done()
+					}
+					kids, cancels = append(kids, child), append(cancels, cancel)
 				}
-			})
-		}
-		<-parent.Done()
-		wg.Wait()
-		for j, child := range kids {
-			err, cause := child.Err(), context.Cause(child)
-			if !(err == context.Canceled && cause == context.Canceled || err == context.DeadlineExceeded && cause == errX) {
-				t.Fatalf("try %d, child %d: Err %v with Cause %v", i, j, err, cause)
+				// Cancel the children as the parent's timer fires, while its
+				// end reaches them.
+				var wg sync.WaitGroup
+				for g := range 2 {
+					wg.Go(func() {
+						for parent.Err() == nil {
+						}
+						for j := g; j < len(cancels); j += 2 {
+							cancels[j]()
+						}
+					})
+				}
+				<-parent.Done()
+				wg.Wait()
+				for j, child := range kids {
+					err, cause := child.Err(), context.Cause(child)
+					if !(err == context.Canceled && cause == context.Canceled || err == context.DeadlineExceeded && cause == errX) {
+						t.Fatalf("try %d, child %d: Err %v with Cause %v", i, j, err, cause)
+					}
+				}
+				pcancel()
 			}
-		}
-		pcancel()
+		})
 	}
 }
 
