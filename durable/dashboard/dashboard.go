@@ -162,6 +162,8 @@ type view struct {
 	// One job.
 	Job     *durable.Info
 	Missing string // the ID of a job not found
+
+	X *extra // the workers, history and kinds pages; a job's attempts (observe.go)
 }
 
 type card struct {
@@ -193,6 +195,9 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.Queue, shown = name, []*durable.Queue{q}
+		if h.observe(ctx, w, r, q, v) {
+			return
+		}
 		switch id, state := qv.Get("id"), qv.Get("state"); {
 		case len(id) > durable.MaxIDLen:
 			v.Err = fmt.Sprintf("an ID of %d bytes, over durable.MaxIDLen (%d)", len(id), durable.MaxIDLen)
@@ -207,6 +212,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 				v.Missing, status = id, http.StatusNotFound
 			default:
 				v.Job = &info
+				h.attempts(ctx, q, v)
 			}
 			h.render(w, r, status, v)
 			return

@@ -17,6 +17,10 @@
 //	resume [kind]                  claims again
 //	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards),
 //	                               and k written as the queue's shard count
+//	workers [-limit n]             the workers' heartbeats (durable.Queue.Workers): live, closed or gone, with their jobs
+//	history [-kind k] [-hourly] [-last n] [-all]
+//	                               the figures by minute or hour (durable.Queue.History): attempts, outcomes, lateness
+//	kinds                          the jobs by kind and state (durable.Queue.KindCounts)
 //
 // -addr is host:port or a redis:// (rediss:// for TLS) URL with a
 // password and database; it defaults to $DURABLE_REDIS, or
@@ -85,6 +89,10 @@ commands:
   pause [kind]                           the queue (or the kind) claims no more jobs
   resume [kind]                          it claims again
   move                                   with -shards k: shard 0's jobs moved to their shards
+  workers [-limit n]                     the workers' heartbeats: live, closed or gone, with the jobs they run
+  history [-kind k] [-hourly] [-last n] [-all]
+                                         started, succeeded, failed, retried, died and lateness by minute (hour)
+  kinds                                  the jobs by kind and state
 `
 
 // run runs the command line args, writing its output to stdout and its
@@ -161,6 +169,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = c.pause(ctx, false, rest)
 	case "move":
 		err = c.move(ctx, rest)
+	case "workers", "history", "kinds": // workers.go, history.go
+		err = map[string]func(context.Context, []string) error{"workers": c.workers, "history": c.history, "kinds": c.kinds}[cmd](ctx, rest)
 	default:
 		err = fmt.Errorf("%w: no command %q", errUsage, cmd)
 	}
@@ -435,6 +445,9 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	fmt.Fprintf(tw, "payload\t%d bytes\n", len(info.Payload))
 	if *payload {
 		fmt.Fprintf(tw, "\t%s\n", clean(string(info.Payload)))
+	}
+	if err := c.attempts(ctx, tw, info); err != nil {
+		return err
 	}
 	return tw.Flush()
 }

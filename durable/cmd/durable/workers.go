@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/timewheel/timewheel/durable"
+)
+
+// workers prints the workers of the queue's registry: each live, closed
+// or gone one with what it ran at its last heartbeat; for a gone one,
+// when each job it held runs again.
+func (c *cli) workers(ctx context.Context, args []string) error {
+	fs := c.flags("workers")
+	limit := fs.Int("limit", 50, "the most workers to print, newest heartbeat first")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || *limit < 1 || *limit > durable.MaxWorkers {
+		return fmt.Errorf("%w: workers takes no arguments, and -limit in [1, %d]", errUsage, durable.MaxWorkers)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
+	ws, now, err := c.q.Workers(ctx, *limit)
+	if err != nil {
+		return err
+	}
+	if len(ws) == 0 {
+		fmt.Fprintln(c.out, "no worker has sent a heartbeat within the last hour")
+		return nil
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKER\tSTATE\tLAST BEAT\tUP\tRUNNING\tHELD\tCONC\tHOST\tPID\tKINDS")
+	for _, w := range ws {
+		up := "-"
+		if !w.Started.IsZero() {
+			up = w.Beat.Sub(w.Started).Round(time.Second).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%d\t%d\t%d\t%s\t%d\t%s\n", clean(w.ID), workerState(w), now.Sub(w.Beat).Round(100*time.Millisecond),
+			up, w.Running, w.Held, w.Concurrency, clean(w.Host), w.PID, clean(strings.Join(w.Kinds, ",")))
+		for _, j := range w.Jobs {
+			fmt.Fprintf(tw, "  %s\t%s\tattempt %d\tstarted %s ago", clean(j.ID), clean(j.Kind), j.Attempt, now.Sub(j.Started).Round(time.Millisecond))
+			switch {
+			case !w.Gone:
+			case j.Held:
+				fmt.Fprintf(tw, "\tlease ends %s: runs again then", whenAt(j.Again, now))
+			default:
+				fmt.Fprint(tw, "\tno longer held by it (done, or taken again)")
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	return tw.Flush()
+}
+
+func workerState(w durable.WorkerInfo) string {
+	switch {
+	case w.Gone:
+		return "GONE"
+	case w.Closed:
+		return "closed"
+	}
+	return "live"
+}
+
+// whenAt writes t in UTC with ms, and how far from now it is.
+func whenAt(t, now time.Time) string {
+	d := t.Sub(now).Round(time.Millisecond)
+	rel := "in " + d.String()
+	if d < 0 {
+		rel = (-d).String() + " ago"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z") + " (" + rel + ")"
+}
+
+// kinds prints the queue's jobs by kind and state.
+func (c *cli) kinds(ctx context.Context, args []string) error {
+	if len(args) != 0 {
+		return fmt.Errorf("%w: kinds takes no arguments", errUsage)
+	}
+	if err := c.open(ctx); err != nil {
+		return err
+	}
+	kc, err := c.q.KindCounts(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "KIND\tPENDING\tRUNNING\tDEAD\t")
+	for _, k := range kc.Kinds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", clean(k.Kind), k.Pending, k.Running, k.Dead)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if kc.Counted < kc.Jobs {
+		fmt.Fprintf(c.out, "counted %d of the %d jobs (at most %d a shard)\n", kc.Counted, kc.Jobs, durable.KindsBudget)
+	}
+	return nil
+}
+
+// attempts prints a job's past attempts under inspect's table.
+func (c *cli) attempts(ctx context.Context, w io.Writer, info durable.Info) error {
+	as, err := c.q.Attempts(ctx, info.ID, info)
+	if err != nil || len(as) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "attempts\t(the last %d kept)\n", len(as))
+	for _, a := range as {
+		if a.Lost {
+			fmt.Fprintf(w, "  #%d\tno record: its worker stopped, or lost the lease, before it ended\n", a.Attempt)
+			continue
+		}
+		end := "failed"
+		if a.Died {
+			end = "died"
+		}
+		fmt.Fprintf(w, "  #%d\t%s on %s at %s, ran %v: %s\n", a.Attempt, end, clean(a.Worker), a.Started.UTC().Format("2006-01-02T15:04:05.000Z"),
+			a.Ended.Sub(a.Started).Round(time.Millisecond), clean(a.Err))
+	}
+	return nil
+}
