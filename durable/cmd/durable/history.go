@@ -35,10 +35,10 @@ func (c *cli) history(ctx context.Context, args []string) error {
 	if *hourly {
 		unit = "HOUR"
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s (UTC)\tSTARTED\tSUCCEEDED\tFAILED\tRETRIED\tDIED\tLATE p50\tp99\tmax\t\n", unit)
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s (UTC)\tSTARTED\tSUCCEEDED\tFAILED\tRETRIED\tDIED\tLATE p50\tp99\tmax\n", unit)
 	row := func(label string, p durable.Point) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", label, p.Started, p.Succeeded, p.Failed, p.Retried, p.Died,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", label, p.Started, p.Succeeded, p.Failed, p.Retried, p.Died,
 			lateText(p, "≤", p.Quantile(0.5)), lateText(p, "≤", p.Quantile(0.99)), lateText(p, "", p.LateMax))
 	}
 	for _, p := range ps {

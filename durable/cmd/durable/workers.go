@@ -36,23 +36,32 @@ func (c *cli) workers(ctx context.Context, args []string) error {
 	}
 	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKER\tSTATE\tLAST BEAT\tUP\tRUNNING\tHELD\tCONC\tHOST\tPID\tKINDS")
+	jobs := 0
 	for _, w := range ws {
+		jobs += len(w.Jobs)
 		up := "-"
 		if !w.Started.IsZero() {
 			up = w.Beat.Sub(w.Started).Round(time.Second).String()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%d\t%d\t%d\t%s\t%d\t%s\n", clean(w.ID), workerState(w), now.Sub(w.Beat).Round(100*time.Millisecond),
 			up, w.Running, w.Held, w.Concurrency, clean(w.Host), w.PID, clean(strings.Join(w.Kinds, ",")))
+	}
+	if err := tw.Flush(); err != nil || jobs == 0 {
+		return err
+	}
+	fmt.Fprintln(c.out)
+	fmt.Fprintln(tw, "WORKER\tJOB\tKIND\tATTEMPT\tSTARTED\tRUNS AGAIN")
+	for _, w := range ws {
 		for _, j := range w.Jobs {
-			fmt.Fprintf(tw, "  %s\t%s\tattempt %d\tstarted %s ago", clean(j.ID), clean(j.Kind), j.Attempt, now.Sub(j.Started).Round(time.Millisecond))
+			again := "-"
 			switch {
 			case !w.Gone:
 			case j.Held:
-				fmt.Fprintf(tw, "\tlease ends %s: runs again then", whenAt(j.Again, now))
+				again = "at " + whenAt(j.Again, now) + ", its lease's end"
 			default:
-				fmt.Fprint(tw, "\tno longer held by it (done, or taken again)")
+				again = "no longer held by it (done, or taken again)"
 			}
-			fmt.Fprintln(tw)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s\n", clean(w.ID), clean(j.ID), clean(j.Kind), j.Attempt, now.Sub(j.Started).Round(time.Millisecond), again)
 		}
 	}
 	return tw.Flush()
@@ -90,10 +99,10 @@ func (c *cli) kinds(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "KIND\tPENDING\tRUNNING\tDEAD\t")
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tPENDING\tRUNNING\tDEAD")
 	for _, k := range kc.Kinds {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t\n", clean(k.Kind), k.Pending, k.Running, k.Dead)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", clean(k.Kind), k.Pending, k.Running, k.Dead)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -110,7 +119,7 @@ func (c *cli) attempts(ctx context.Context, w io.Writer, info durable.Info) erro
 	if err != nil || len(as) == 0 {
 		return err
 	}
-	fmt.Fprintf(w, "attempts\t(the last %d kept)\n", len(as))
+	fmt.Fprintf(w, "past attempts\t(failed ones: the store keeps the last 10)\n")
 	for _, a := range as {
 		if a.Lost {
 			fmt.Fprintf(w, "  #%d\tno record: its worker stopped, or lost the lease, before it ended\n", a.Attempt)
@@ -121,7 +130,7 @@ func (c *cli) attempts(ctx context.Context, w io.Writer, info durable.Info) erro
 			end = "died"
 		}
 		fmt.Fprintf(w, "  #%d\t%s on %s at %s, ran %v: %s\n", a.Attempt, end, clean(a.Worker), a.Started.UTC().Format("2006-01-02T15:04:05.000Z"),
-			a.Ended.Sub(a.Started).Round(time.Millisecond), clean(a.Err))
+			a.Ended.Sub(a.Started).Round(10*time.Microsecond), clean(a.Err))
 	}
 	return nil
 }
