@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timewheel/timewheel/durable/internal/store"
+	"github.com/timewheel/timewheel/internal/lockcheck"
 )
 
 // observeEvery is how often a Queue with handlers flushes its history;
@@ -31,17 +32,17 @@ const (
 // It is safe for concurrent use: the workers' goroutines call started
 // and ended; loop is its own goroutine, from startWorkers to close.
 type observer struct {
-	q     *Queue
-	host  string
-	pid   int
-	stop  chan struct{}
-	done  chan struct{}
-	since time.Time // the wheel's time of the last beat
+	q    *Queue
+	host string
+	pid  int
+	stop chan struct{}
+	done chan struct{}
 
 	mu    sync.Mutex
 	figs  map[string]*kindFigs // guarded by mu: kind -> figures since the last flush
 	first int64                // guarded by mu: the server's clock at the first beat, µs; 0 before
 	now   int64                // guarded by mu: the server's clock at the last beat, µs
+	since time.Time            // guarded by mu: the wheel's time of the last beat
 }
 
 // kindFigs are a kind's figures, as store.Record takes them: the counts
@@ -96,6 +97,7 @@ func (o *observer) ended(kind string, ok, retried, died bool) {
 
 // kindLocked returns kind's figures, made if none. mu is held.
 func (o *observer) kindLocked(kind string) *kindFigs {
+	lockcheck.Held(&o.mu, "kindLocked")
 	f := o.figs[kind]
 	if f == nil {
 		f = new(kindFigs)
@@ -115,7 +117,10 @@ func (o *observer) loop() {
 		case <-o.stop:
 			return
 		case <-t.C:
-			if o.q.wheel.Since(o.since) >= beatEvery-observeEvery/2 {
+			o.mu.Lock()
+			since := o.since
+			o.mu.Unlock()
+			if o.q.wheel.Since(since) >= beatEvery-observeEvery/2 {
 				o.beat(false)
 			}
 			o.flush()
