@@ -50,13 +50,16 @@ type observer struct {
 // buckets (Stats.Lateness's).
 type kindFigs [store.Figures + len(latenessBounds) + 1]int64
 
-// startObserver starts q's observer loop.
-func startObserver(q *Queue) *observer {
+// newObserver returns q's observer, its loop not started: the workers,
+// made next, count into it from their start.
+func newObserver(q *Queue) *observer {
 	o := &observer{q: q, pid: os.Getpid(), stop: make(chan struct{}), done: make(chan struct{}), figs: map[string]*kindFigs{}}
 	o.host, _ = os.Hostname()
-	go o.loop()
 	return o
 }
+
+// start starts the loop, once q's workers are made (it reads q.ws).
+func (o *observer) start() { go o.loop() }
 
 // started counts an attempt of kind that started late after its due
 // time. It costs O(log buckets).

@@ -97,6 +97,7 @@ func (q *Queue) shardIndex(id string) int {
 func (q *Queue) startWorkers() {
 	q.wheel, q.ownWheel = wheelOrNew(&q.cfg)
 	n := len(q.shards)
+	q.obs = newObserver(q)
 	for i, k := range q.shards {
 		conc := q.cfg.concurrency / n
 		if i < q.cfg.concurrency%n {
@@ -104,7 +105,7 @@ func (q *Queue) startWorkers() {
 		}
 		q.ws = append(q.ws, startWorker(q, k, q.brs[i], q.wheel, max(1, conc)))
 	}
-	q.obs = startObserver(q)
+	q.obs.start()
 }
 
 // closeWorkers closes the workers at once, then the wheel if the Queue

@@ -446,10 +446,10 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if *payload {
 		fmt.Fprintf(tw, "\t%s\n", clean(string(info.Payload)))
 	}
-	if err := c.attempts(ctx, tw, info); err != nil {
+	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return tw.Flush()
+	return c.attempts(ctx, info) // workers.go
 }
 
 // dead retries or deletes dead jobs: those named, or -all of -kind.

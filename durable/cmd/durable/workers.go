@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,12 +113,14 @@ func (c *cli) kinds(ctx context.Context, args []string) error {
 }
 
 // attempts prints a job's past attempts under inspect's table.
-func (c *cli) attempts(ctx context.Context, w io.Writer, info durable.Info) error {
+func (c *cli) attempts(ctx context.Context, info durable.Info) error {
 	as, err := c.q.Attempts(ctx, info.ID, info)
 	if err != nil || len(as) == 0 {
 		return err
 	}
-	fmt.Fprintf(w, "past attempts\t(failed ones: the store keeps the last 10)\n")
+	w := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	defer w.Flush()
+	fmt.Fprintln(w, "past attempts (the failed ones; the store keeps the last 10):")
 	for _, a := range as {
 		if a.Lost {
 			fmt.Fprintf(w, "  #%d\tno record: its worker stopped, or lost the lease, before it ended\n", a.Attempt)
