@@ -82,9 +82,9 @@ const listKindCalls = 4
 
 // ListKind is List of the jobs of kind only: it reads pages of List
 // until it has limit jobs of kind, the list ends, or it made 4 calls,
-// and returns them and the cursor to go on from ("" at the end). So a
-// page may be short, or empty, while the cursor is not "". It costs at
-// most 4 List calls.
+// and returns them (up to 2·limit-1: a page is never cut) and the
+// cursor to go on from ("" at the end). So a page may be short, or
+// empty, while the cursor is not "". It costs at most 4 List calls.
 func (q *Queue) ListKind(ctx context.Context, state State, kind, cursor string, limit int) ([]Info, string, error) {
 	if err := q.checkOp(ctx, "ListKind", kind); err != nil {
 		return nil, "", err
