@@ -80,6 +80,7 @@ func (w *worker) ack(batch []*attempt) bool {
 			w.q.stats.canceled.Add(1)
 		case !lost[a.job.ID]:
 			w.q.stats.ran.Add(1)
+			w.q.obs.ended(a.job.Kind, true, false, false)
 		case !a.lost.Load():
 			w.q.stats.lost.Add(1)
 		}

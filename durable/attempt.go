@@ -43,17 +43,18 @@ import (
 // are set by startLocked under w.mu before the handler's goroutine starts,
 // and read after; lost, canceled and ended are atomic.
 type attempt struct {
-	job      Job
-	due      int64  // µs on the server's clock
-	token    string // store.Token's string, the :run value the lease holds
-	timer    *timewheel.Timer
-	deferred bool      // fired while Redis was down: starts once a renewal confirms the lease
-	started  time.Time // when its handler started
-	cancel   context.CancelCauseFunc
-	timeout  time.Duration
-	lost     atomic.Bool // a renewal found the lease gone, and counted it
-	canceled atomic.Bool // Cancel or Reschedule took the job while the worker held it
-	ended    atomic.Bool // the attempt's end (ack or failure) is under way
+	job       Job
+	due       int64  // µs on the server's clock
+	token     string // store.Token's string, the :run value the lease holds
+	timer     *timewheel.Timer
+	deferred  bool      // fired while Redis was down: starts once a renewal confirms the lease
+	started   time.Time // when its handler started
+	startedUs int64     // when its handler started, µs on the server's clock as the worker maps it
+	cancel    context.CancelCauseFunc
+	timeout   time.Duration
+	lost      atomic.Bool // a renewal found the lease gone, and counted it
+	canceled  atomic.Bool // Cancel or Reschedule took the job while the worker held it
+	ended     atomic.Bool // the attempt's end (ack or failure) is under way
 }
 
 // fire starts a held attempt at its due time, unless it was dropped, its
@@ -132,10 +133,12 @@ func (w *worker) dropLocked(a *attempt) *attempt {
 func (w *worker) startLocked(a *attempt) {
 	lockcheck.Held(&w.mu, "startLocked")
 	w.inHandler++
-	a.started = w.wheel.Now()
+	a.started, a.startedUs = w.wheel.Now(), w.serverNowLocked()
 	w.running[a.job.ID] = a
 	w.q.stats.running.Add(1)
-	w.q.stats.late(time.Duration(w.serverNowLocked()-a.due) * time.Microsecond)
+	late := time.Duration(a.startedUs-a.due) * time.Microsecond
+	w.q.stats.late(late)
+	w.q.obs.started(a.job.Kind, late)
 	timeout, _, _ := w.q.cfg.policy(a.job.Kind)
 	ctx, cancel := context.WithCancelCause(w.ctx)
 	a.cancel, a.timeout = cancel, timeout
@@ -251,7 +254,7 @@ func (w *worker) fail(a *attempt, cause error) {
 	var f store.Failed
 	err := w.call("fail", 1, func(ctx context.Context) (err error) {
 		f, err = w.q.st.Fail(ctx, w.k, store.FailArgs{ID: a.job.ID, Token: a.token, Attempts: attempts,
-			Backoff: delay.Microseconds(), Err: cause.Error(), Tell: closing, Worker: w.q.cfg.worker})
+			Backoff: delay.Microseconds(), Err: cause.Error(), Tell: closing, Worker: w.q.cfg.worker, Started: a.startedUs})
 		return err
 	})
 	switch {
@@ -265,10 +268,12 @@ func (w *worker) fail(a *attempt, cause error) {
 		}
 	case f.Dead:
 		w.q.stats.dead.Add(1)
+		w.q.obs.ended(a.job.Kind, false, false, true)
 	case closing:
 		w.q.stats.released.Add(1)
 	default:
 		w.q.stats.retried.Add(1)
+		w.q.obs.ended(a.job.Kind, false, true, false)
 		w.notice(f.Retry, false)
 	}
 }

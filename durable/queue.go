@@ -106,6 +106,7 @@ type Queue struct {
 	ws       []*worker        // a worker per shard; none without handlers
 	wheel    *timewheel.Wheel // the workers'
 	ownWheel bool             // the Queue made wheel, and closes it
+	obs      *observer        // the registry's heartbeat and the history (observe.go); nil without handlers
 
 	sched schedState // periodic schedules: schedule_run.go
 }

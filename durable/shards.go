@@ -98,6 +98,7 @@ func (q *Queue) shardIndex(id string) int {
 func (q *Queue) startWorkers() {
 	q.wheel, q.ownWheel = wheelOrNew(&q.cfg)
 	n := len(q.shards)
+	q.obs = newObserver(q)
 	for i, k := range q.shards {
 		conc := q.cfg.concurrency / n
 		if i < q.cfg.concurrency%n {
@@ -105,6 +106,7 @@ func (q *Queue) startWorkers() {
 		}
 		q.ws = append(q.ws, startWorker(q, k, q.brs[i], q.wheel, max(1, conc)))
 	}
+	q.obs.start()
 	q.startTender()
 }
 
@@ -118,6 +120,9 @@ func (q *Queue) closeWorkers(ctx context.Context) error {
 		wg.Go(func() { errs[i] = w.close(ctx) })
 	}
 	wg.Wait()
+	if q.obs != nil {
+		q.obs.close()
+	}
 	if q.ownWheel {
 		q.wheel.Close()
 	}

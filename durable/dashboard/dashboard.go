@@ -1,7 +1,10 @@
 // Package dashboard serves a web page of durable queues: each queue's
 // figures (pending, due, running, dead, how late the oldest due job is,
 // paused kinds, this process's attempts and their lateness), its jobs by
-// state a page at a time, one job, and the dead jobs with their errors.
+// state a page at a time (of every kind, or of one), one job with its
+// past attempts, and the dead jobs with their errors. A queue's workers,
+// its history by minute and hour with the lateness, and its jobs by kind
+// have pages of their own.
 // With actions turned on it also retries and deletes dead jobs, cancels
 // jobs, and pauses and resumes a queue or a kind.
 //
@@ -126,6 +129,12 @@ func init() {
 		"short":   short,
 		"idtext":  idText,
 		"id64":    encodeID,
+		// The workers, history and kinds pages' and a job's attempts'.
+		"ago":         ago,
+		"stamp":       stamp,
+		"workerState": workerState,
+		"late":        lateText,
+		"ranFor":      ranFor,
 		"section": func(name string, v any) (template.HTML, error) {
 			var b bytes.Buffer
 			err := page.ExecuteTemplate(&b, name, v)

@@ -25,7 +25,9 @@ type route struct {
 }
 
 // routes are the pages of a queue by ?view=. Without it, a query with an
-// ID is "job", one with a state "jobs", else "queue": the figures.
+// ID is "job", one with a state "jobs", else "queue": the figures. The
+// workers, history and kinds pages add themselves (workers.go,
+// history.go, kinds.go).
 var routes = map[string]route{
 	"queue": {get: (*handler).queue},
 	"jobs":  {get: (*handler).jobs},
@@ -56,6 +58,7 @@ type view struct {
 	Opts   Options
 	Queues []string // every queue's name, for the tabs
 	Queue  string   // the queue shown, "" for the overview of all
+	View   string   // the route shown: "queue", "jobs", "workers", ...
 	Tabs   []tab    // the queue's pages of other files
 	Cards  []card   // the overview: one per queue shown
 	Done   string   // what the last action did
@@ -64,6 +67,7 @@ type view struct {
 
 	// A list of jobs.
 	State  string
+	Kind   string // the kind the list is of, "" for every kind (kinds.go)
 	States []string
 	Jobs   []durable.Info
 	Next   string // the next page's link, "" if none
@@ -139,6 +143,7 @@ func (h *handler) get(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, v)
 		return
 	}
+	v.View = which
 	h.render(w, r, rt.get(h, &request{ctx, qv, q}, v), v)
 }
 
@@ -169,7 +174,8 @@ func (h *handler) queue(r *request, v *view) int {
 }
 
 // jobs is the page of a queue's jobs in a state, a page at a time, under
-// its figures.
+// its figures. With &kind=, it is the page of that kind's jobs only
+// (durable.Queue.ListKind), without the figures: at most four List calls.
 func (h *handler) jobs(r *request, v *view) int {
 	state := r.query.Get("state")
 	st, err := durable.ParseState(state)
@@ -183,11 +189,24 @@ func (h *handler) jobs(r *request, v *view) int {
 		v.Err = err.Error()
 		return http.StatusBadRequest
 	}
-	if status := h.cards(r.ctx, v, []*durable.Queue{r.q}); status != http.StatusOK {
-		return status
+	kind := r.query.Get("kind")
+	if err := checkKind(kind); err != nil {
+		v.Err = err.Error()
+		return http.StatusBadRequest
 	}
-	v.State, v.First = state, cursor == ""
-	jobs, next, err := r.q.List(r.ctx, st, raw, h.opts.PageSize)
+	if kind == "" {
+		if status := h.cards(r.ctx, v, []*durable.Queue{r.q}); status != http.StatusOK {
+			return status
+		}
+	}
+	v.State, v.Kind, v.First = state, kind, cursor == ""
+	var jobs []durable.Info
+	var next string
+	if kind == "" {
+		jobs, next, err = r.q.List(r.ctx, st, raw, h.opts.PageSize)
+	} else {
+		jobs, next, err = r.q.ListKind(r.ctx, st, kind, raw, h.opts.PageSize)
+	}
 	if err != nil {
 		v.Err = err.Error()
 		return errStatus(err)
@@ -197,7 +216,11 @@ func (h *handler) jobs(r *request, v *view) int {
 	}
 	v.Jobs = jobs
 	if next != "" {
-		v.Next = "?" + url.Values{"q": {r.q.Name()}, "state": {state}, "cursor": {listcursor.Encode(next)}}.Encode()
+		link := url.Values{"q": {r.q.Name()}, "state": {state}, "cursor": {listcursor.Encode(next)}}
+		if kind != "" {
+			link.Set("kind", kind)
+		}
+		v.Next = "?" + link.Encode()
 	}
 	return http.StatusOK
 }
@@ -219,6 +242,7 @@ func (h *handler) job(r *request, v *view) int {
 		v.Missing = id
 		return http.StatusNotFound
 	}
+	h.attempts(r, v, info) // attempts.go
 	info.Err = h.redact(info.Err, info.Payload)
 	v.Job = &info
 	return http.StatusOK

@@ -1,6 +1,7 @@
 // Command durable looks at and steers a durable queue in Redis: its
-// figures, its jobs by state, one job, and the dead jobs retried or
-// deleted; a job cancelled; a queue or a kind paused and resumed.
+// figures, its jobs by state, one job with its past attempts, its
+// workers, its history and its jobs by kind, and the dead jobs retried
+// or deleted; a job cancelled; a queue or a kind paused and resumed.
 //
 //	durable [flags] command [flags] [args]
 //
@@ -17,11 +18,15 @@
 //	resume [kind]                  claims again
 //	move                           with -shards k: the jobs of shard 0 moved to their shards (durable.Queue.MoveToShards),
 //	                               and k written as the queue's shard count
+//	workers [-limit n]             the workers' heartbeats (durable.Queue.Workers): live, closed or gone, with their jobs
+//	history [-kind k] [-hourly] [-last n] [-all]
+//	                               the figures by minute or hour (durable.Queue.History): attempts, outcomes, lateness
+//	kinds                          the jobs by kind and state (durable.Queue.KindCounts)
 //
 // Flags go before or after the command and its arguments; "--" ends
 // them, for an ID that starts with "-". -h prints the usage (of the
-// command, after one) and exits 0. -o json writes stats, list and
-// inspect as JSON. The exit status is 0 on success, 1 on an error (Redis
+// command, after one) and exits 0. -o json writes stats, list,
+// inspect, workers, history and kinds as JSON. The exit status is 0 on success, 1 on an error (Redis
 // failed or could not be reached), 2 on a usage error, and 3 when a job,
 // a dead job or the queue named does not exist; docs/durable.md has the
 // rest.
@@ -114,7 +119,7 @@ func (g *globals) define(fs *flag.FlagSet) {
 	fs.DurationVar(&g.lease, "lease", 5*time.Second, "the workers' lease (durable.WithLease)")
 	fs.IntVar(&g.shards, "shards", 0, "the queue's shards (durable.WithShards); 0: as the queue's layout in Redis says")
 	fs.BoolVar(&g.cluster, "cluster", false, "Redis is a Redis Cluster: -addr is its seed nodes, host:port,host:port, or a redis:// URL with addr= for each further seed")
-	fs.StringVar(&g.output, "o", "text", "the output of stats, list and inspect: text or json")
+	fs.StringVar(&g.output, "o", "text", "the output of stats, list, inspect, workers, history and kinds: text or json")
 }
 
 // check returns a usage error for a flag given a bad value.

@@ -16,8 +16,9 @@ import (
 	"github.com/timewheel/timewheel/durable/internal/listcursor"
 )
 
-// This file holds the commands that read: stats, list and inspect, each
-// written as text for a person or, with -o json, as one JSON object.
+// This file holds the commands that read: stats, list and inspect (with
+// the job's past attempts), each written as text for a person or, with
+// -o json, as one JSON object.
 
 // statsJSON is stats -o json.
 type statsJSON struct {
@@ -218,8 +219,16 @@ func inspectCmd(fs *flag.FlagSet) runFunc {
 		if !ok {
 			return notFoundf("no job %s", clean(args[0]))
 		}
+		as, err := c.q.Attempts(ctx, info.ID, info)
+		if err != nil {
+			return err
+		}
 		if c.json {
-			return c.writeJSON(toJSON(info, *payload))
+			out := inspectJSON{jobJSON: toJSON(info, *payload), Attempts: []attemptJSON{}}
+			for _, a := range as {
+				out.Attempts = append(out.Attempts, toAttemptJSON(a))
+			}
+			return c.writeJSON(out)
 		}
 		tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
 		fmt.Fprintf(tw, "id\t%s\n", clean(info.ID))
@@ -242,8 +251,58 @@ func inspectCmd(fs *flag.FlagSet) runFunc {
 		if *payload {
 			fmt.Fprintf(tw, "\t%s\n", clean(string(info.Payload)))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		return c.attemptsText(as)
 	}
+}
+
+// inspectJSON is inspect -o json: the job, and its past attempts.
+type inspectJSON struct {
+	jobJSON
+	Attempts []attemptJSON `json:"past_attempts"`
+}
+
+// attemptJSON is one of a job's past attempts (durable.AttemptInfo).
+type attemptJSON struct {
+	Attempt     int    `json:"attempt"`
+	Lost        bool   `json:"lost,omitempty"` // no record: its worker stopped, or lost the lease, before it ended
+	Died        bool   `json:"died,omitempty"`
+	Worker      string `json:"worker,omitempty"`
+	Started     string `json:"started,omitempty"` // RFC 3339, UTC
+	Ended       string `json:"ended,omitempty"`
+	Error       string `json:"error,omitempty"`
+	ErrorBase64 string `json:"error_base64,omitempty"`
+}
+
+func toAttemptJSON(a durable.AttemptInfo) attemptJSON {
+	j := attemptJSON{Attempt: a.Attempt, Lost: a.Lost, Died: a.Died, Worker: a.Worker, Started: rfc(a.Started), Ended: rfc(a.Ended)}
+	text(a.Err, &j.Error, &j.ErrorBase64)
+	return j
+}
+
+// attemptsText prints a job's past attempts under inspect's table, not
+// in it, so that the table keeps its width.
+func (c *cli) attemptsText(as []durable.AttemptInfo) error {
+	if len(as) == 0 {
+		return nil
+	}
+	w := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "past attempts (the failed ones; the store keeps the last 10):")
+	for _, a := range as {
+		if a.Lost {
+			fmt.Fprintf(w, "  #%d\tno record: its worker stopped, or lost the lease, before it ended\n", a.Attempt)
+			continue
+		}
+		end := "failed"
+		if a.Died {
+			end = "died"
+		}
+		fmt.Fprintf(w, "  #%d\t%s on %s at %s, ran %v: %s\n", a.Attempt, end, clean(a.Worker), a.Started.UTC().Format("2006-01-02T15:04:05.000Z"),
+			a.Ended.Sub(a.Started).Round(10*time.Microsecond), clean(a.Err))
+	}
+	return w.Flush()
 }
 
 // pausedText writes the paused kinds, "" standing for the whole queue.

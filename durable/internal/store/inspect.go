@@ -296,6 +296,7 @@ func (r *reply) run(i int) Token {
 //	KEYS[3] -> {name}:run      HDEL
 //	KEYS[4] -> {name}:dead     HSCAN, HMGET, HDEL
 //	KEYS[7] -> {name}:workers  read (retry)
+//	{name}:tries               HDEL (delete)
 //	ARGV[1] -> prefix
 //	ARGV[2] -> "retry" or "delete"
 //	ARGV[3] -> horizon µs
@@ -336,6 +337,7 @@ if ARGV[2] == 'retry' then
 else
   redis.call('HDEL', KEYS[2], unpack(d))
   redis.call('ZREM', KEYS[1], unpack(d))
+  redis.call('HDEL', prefix .. 'tries', unpack(d))
 end
 return {nc, #d}
 `, luaNotify)

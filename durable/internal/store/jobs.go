@@ -106,6 +106,7 @@ func (c *Client) Reschedule(ctx context.Context, k Keys, id string, us, margin i
 //	KEYS[4] -> {name}:dead   HDEL id
 //	{name}:park:<kind>       ZREM id
 //	{name}:lease:<worker>    ZREM id
+//	{name}:tries             HDEL id
 //	ARGV[1] -> prefix
 //	ARGV[2] -> id
 var cancelScript = newScript("cancel", `
@@ -117,6 +118,7 @@ redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('ZREM', prefix .. 'park:' .. kindof(b), ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('HDEL', KEYS[4], ARGV[2])
+redis.call('HDEL', prefix .. 'tries', ARGV[2])
 if w then
   unlease(w, {ARGV[2]})
   spublish(prefix .. 'ev:' .. w, 'c' .. ARGV[2])

@@ -44,6 +44,11 @@ import (
 //	                                horizon (2 s) was added or moved, "c<id>" a job
 //	                                it holds was cancelled or taken back
 //
+// The keys of what the pages show beside the jobs are with their
+// scripts: the workers' registry ({name}:procs, {name}:proc:<worker>) in
+// registry.go, the history ({name}:hist:...) in history.go, and the
+// failed attempts' records ({name}:tries) in tries.go.
+//
 // A job exists while its :job field does. Its state, as read from the
 // keys (Lookup does this; so may any reader, at the server's TIME now):
 //

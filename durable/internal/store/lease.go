@@ -180,6 +180,7 @@ type Held struct {
 //	KEYS[2] -> {name}:job    HEXISTS the others; HDEL the held
 //	KEYS[3] -> {name}:run    HMGET; HDEL the held
 //	{name}:lease:<worker>    ZREM the held
+//	{name}:tries             HDEL the held
 //	ARGV[1] -> prefix
 //	ARGV[2] -> worker
 //	ARGV[3..] -> id, token, id, token, ...
@@ -204,6 +205,7 @@ if #held > 0 then
   redis.call('ZREM', KEYS[1], unpack(held))
   redis.call('HDEL', KEYS[2], unpack(held))
   redis.call('HDEL', KEYS[3], unpack(held))
+  redis.call('HDEL', prefix .. 'tries', unpack(held))
   unlease(ARGV[2], held)
 end
 return {lost, gone}
@@ -330,7 +332,8 @@ func (c *Client) Renew(ctx context.Context, k Keys, a RenewArgs, hs []Held) (Ren
 // after backoff (it returns that time, in µs), or dead with its error
 // once the attempt was the last (0); -1 if the token no longer holds the
 // lease, -2 if the job is gone. With tell "1", a live worker other than
-// worker is told of the retry.
+// worker is told of the retry. It appends the attempt's record to
+// {name}:tries (tries.go).
 //
 //	KEYS[1] -> {name}:due      ZADD id (retry) or ZREM id (dead)
 //	KEYS[2] -> {name}:job      HEXISTS id
@@ -347,6 +350,7 @@ func (c *Client) Renew(ctx context.Context, k Keys, a RenewArgs, hs []Held) (Ren
 //	ARGV[7] -> horizon µs
 //	ARGV[8] -> tell: "1" to tell a live worker
 //	ARGV[9] -> worker: the token's
+//	ARGV[10] -> started µs: when the attempt started (for its record in {name}:tries)
 var failScript = newScript("fail", `
 if redis.call('HGET', KEYS[3], ARGV[2]) ~= ARGV[3] then
   if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return -2 end
@@ -355,17 +359,19 @@ end
 local a = tonumber(string.match(ARGV[3], '^%d+'))
 redis.call('HSET', KEYS[3], ARGV[2], fmt(a))
 unlease(ARGV[9], {ARGV[2]})
-if a >= tonumber(ARGV[4]) then
+local now, pick = clock()
+local last = a >= tonumber(ARGV[4])
+tried(ARGV[2], fmt(a), ARGV[9], ARGV[10], fmt(now), last and 'd' or 'r', ARGV[6])
+if last then
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('HSET', KEYS[4], ARGV[2], ARGV[6])
   return 0
 end
-local now, pick = clock()
 local s = now + tonumber(ARGV[5])
 redis.call('ZADD', KEYS[1], fmt(s), ARGV[2])
 if ARGV[8] == '1' then notify(now, pick, s, tonumber(ARGV[7]), ARGV[9]) end
 return s
-`, luaUnlease, luaNotify)
+`, luaUnlease, luaNotify, luaTried)
 
 // FailArgs are a failed attempt's end.
 type FailArgs struct {
@@ -376,6 +382,7 @@ type FailArgs struct {
 	Err      string // kept as a dead job's error
 	Tell     bool   // tell a live worker other than Worker of the retry
 	Worker   string
+	Started  int64 // µs on the server's clock: when the attempt started
 }
 
 // Failed is the outcome of Fail.
@@ -389,7 +396,7 @@ type Failed struct {
 // Fail ends the leased attempt of a.ID that failed. It costs one round
 // trip, O(log n).
 func (c *Client) Fail(ctx context.Context, k Keys, a FailArgs) (Failed, error) {
-	n, err := integer(failScript.name, c.run(ctx, failScript, k.all, k.Prefix, a.ID, a.Token, a.Attempts, a.Backoff, a.Err, Horizon, flag(a.Tell), a.Worker))
+	n, err := integer(failScript.name, c.run(ctx, failScript, k.all, k.Prefix, a.ID, a.Token, a.Attempts, a.Backoff, a.Err, Horizon, flag(a.Tell), a.Worker, a.Started))
 	switch {
 	case err != nil:
 		return Failed{}, err

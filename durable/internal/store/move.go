@@ -162,6 +162,7 @@ func (c *Client) Put(ctx context.Context, k Keys, id string, s Snapshot) (bool, 
 //	KEYS[2] -> {name}:job   HGET, HDEL id
 //	KEYS[3] -> {name}:run   HGET, HDEL id
 //	KEYS[4] -> {name}:dead  HGET, HDEL id
+//	{name}:tries            HDEL id
 //	ARGV[1] -> prefix
 //	ARGV[2] -> id
 //	ARGV[3..6] -> blob, score, run, dead ("" for none)
@@ -174,6 +175,7 @@ redis.call('HDEL', KEYS[2], ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 redis.call('HDEL', KEYS[4], ARGV[2])
+redis.call('HDEL', prefix .. 'tries', ARGV[2])
 return 1
 `)
 

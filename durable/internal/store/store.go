@@ -6,7 +6,9 @@
 // The layout of the keys is in keys.go; the scripts are grouped by
 // service: jobs.go (schedule, reschedule, cancel, lookup), lease.go
 // (claim, ack, renew, fail, release), pause.go, inspect.go (counts,
-// lists, dead jobs) and move.go (the layout record, MoveToShards).
+// lists, dead jobs), move.go (the layout record, MoveToShards),
+// registry.go (the workers' heartbeats), history.go (the figures by
+// minute and hour) and tries.go (a job's failed attempts).
 //
 // # The call bound
 //
