@@ -373,13 +373,7 @@ func (s *Schedules) Upsert(ctx context.Context, p Periodic) (bool, error) {
 	}
 	enc := c.encode()
 	k, br := q.shardOf(runPrefix + p.Name)
-	var got store.Sched
-	var exists bool
-	var now int64
-	err = q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-		got, exists, now, err = q.st.GetSched(ctx, k, p.Name)
-		return err
-	})
+	got, exists, now, err := q.getSched(ctx, k, br, p.Name)
 	if err != nil {
 		return false, fmt.Errorf("durable: Upsert %q: %w", p.Name, err)
 	}
@@ -438,13 +432,7 @@ func (q *Queue) schedCall(ctx context.Context, op, script, name string,
 	}
 	k, br := q.shardOf(runPrefix + name)
 	for range 3 {
-		var rec store.Sched
-		var exists bool
-		var now int64
-		err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-			rec, exists, now, err = q.st.GetSched(ctx, k, name)
-			return err
-		})
+		rec, exists, now, err := q.getSched(ctx, k, br, name)
 		if err != nil || !exists {
 			return false, wrapOp(op, name, err)
 		}
@@ -507,13 +495,7 @@ func (s *Schedules) Resume(ctx context.Context, name string) (bool, error) {
 	}
 	k, br := q.shardOf(runPrefix + name)
 	for range 3 { // a change made between the two calls: read it again
-		var rec store.Sched
-		var exists bool
-		var now int64
-		err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-			rec, exists, now, err = q.st.GetSched(ctx, k, name)
-			return err
-		})
+		rec, exists, now, err := q.getSched(ctx, k, br, name)
 		if err != nil || !exists || !rec.Paused {
 			return exists, wrapOp("Resume", name, err)
 		}
@@ -542,6 +524,16 @@ func (s *Schedules) Resume(ctx context.Context, name string) (bool, error) {
 	return true, fmt.Errorf("durable: Resume %q: the schedule kept changing", name)
 }
 
+// getSched reads the schedule name of shard k, and the server's clock
+// in µs: one round trip.
+func (q *Queue) getSched(ctx context.Context, k store.Keys, br *breaker, name string) (rec store.Sched, exists bool, now int64, err error) {
+	err = q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
+		rec, exists, now, err = q.st.GetSched(ctx, k, name)
+		return err
+	})
+	return rec, exists, now, err
+}
+
 // wrapOp returns err wrapped with the call and the schedule, or nil.
 func wrapOp(op, name string, err error) error {
 	if err == nil {
@@ -558,12 +550,7 @@ func (s *Schedules) Get(ctx context.Context, name string) (ScheduleInfo, bool, e
 		return ScheduleInfo{}, false, err
 	}
 	k, br := q.shardOf(runPrefix + name)
-	var rec store.Sched
-	var exists bool
-	err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-		rec, exists, _, err = q.st.GetSched(ctx, k, name)
-		return err
-	})
+	rec, exists, _, err := q.getSched(ctx, k, br, name)
 	if err != nil || !exists {
 		return ScheduleInfo{}, false, wrapOp("Get", name, err)
 	}
