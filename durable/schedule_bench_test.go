@@ -28,8 +28,6 @@ import (
 // run; the lateness from instant (due time) to start. Two loads: one
 // schedule of "@every 20ms" against a job due every 20 ms, and 200
 // schedules of "@every 1s" against 200 jobs due at each whole second.
-// (Under 20 ms, OverlapSkip skips most runs: the run before has returned,
-// but its ack waits up to 10 ms for others.)
 //
 //	cd durable && go test -run '^$' -bench 'PeriodicRun/load=one' -benchtime 500x -count 6 > p.txt
 //	go test -run '^$' -bench 'PeriodicRun/load=200' -benchtime 1000x -count 6 >> p.txt
