@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ import (
 // action on no schedule says so; without actions no form; Redis down is
 // a 502.
 func TestSchedulesPage(t *testing.T) {
+	t.Cleanup(func() { waitDialersGone(t) })
 	rs := redisserver.ForTest(t)
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
@@ -124,5 +126,22 @@ func TestSchedulesPage(t *testing.T) {
 	rs.Stop()
 	if status, page := f.get(t, "q=q&view=schedules"); status != http.StatusBadGateway || strings.Contains(page, "No schedule.") || !strings.Contains(page, `class="msg err"`) {
 		t.Errorf("with Redis down: %d\n%s", status, page)
+	}
+}
+
+// waitDialersGone waits until go-redis's pools have no goroutine left
+// that dials again after a failed dial: it sleeps 1 s between tries and
+// sees its pool closed only then. The test stopped Redis, and may be the
+// package's last, whose leftovers TestMain's goleak would report.
+func waitDialersGone(t *testing.T) {
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if !strings.Contains(string(buf[:runtime.Stack(buf, true)]), "ConnPool).tryDial") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Error("go-redis still redials 5 s after its clients closed")
+			return
+		}
 	}
 }
