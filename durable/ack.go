@@ -29,7 +29,7 @@ func (w *worker) ackLoop() {
 		select {
 		case a := <-w.acks:
 			batch = append(batch, a)
-			if len(batch) >= maxAcks {
+			if len(batch) >= maxAcks || a.ackNow.Load() {
 				flush()
 			} else if linger == nil {
 				linger = w.wheel.NewTimer(ackLinger)

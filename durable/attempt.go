@@ -41,7 +41,7 @@ import (
 // Who owns which field: job, due and token are immutable once claimed;
 // timer, deferred and started are guarded by w.mu; cancel and timeout
 // are set by startLocked under w.mu before the handler's goroutine starts,
-// and read after; lost, canceled and ended are atomic.
+// and read after; lost, canceled, ended and ackNow are atomic.
 type attempt struct {
 	job       Job
 	due       int64  // µs on the server's clock
@@ -55,6 +55,7 @@ type attempt struct {
 	lost      atomic.Bool // a renewal found the lease gone, and counted it
 	canceled  atomic.Bool // Cancel or Reschedule took the job while the worker held it
 	ended     atomic.Bool // the attempt's end (ack or failure) is under way
+	ackNow    atomic.Bool // its ack goes at once, not after ackLinger (schedule_run.go)
 }
 
 // fire starts a held attempt at its due time, unless it was dropped, its
@@ -210,7 +211,7 @@ func (w *worker) call1(ctx context.Context, a *attempt) (err error) {
 			err = fmt.Errorf("durable: handler of kind %q panicked: %v", a.job.Kind, p)
 		}
 	}()
-	return w.handle(ctx, h, a.job)
+	return w.handle(ctx, h, a)
 }
 
 // panicked calls the panic handler, which must not take the worker down.

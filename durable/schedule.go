@@ -373,13 +373,7 @@ func (s *Schedules) Upsert(ctx context.Context, p Periodic) (bool, error) {
 	}
 	enc := c.encode()
 	k, br := q.shardOf(runPrefix + p.Name)
-	var got store.Sched
-	var exists bool
-	var now int64
-	err = q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-		got, exists, now, err = q.st.GetSched(ctx, k, p.Name)
-		return err
-	})
+	got, exists, now, err := q.getSched(ctx, k, br, p.Name)
 	if err != nil {
 		return false, fmt.Errorf("durable: Upsert %q: %w", p.Name, err)
 	}
@@ -392,7 +386,7 @@ func (s *Schedules) Upsert(ctx context.Context, p Periodic) (bool, error) {
 	}
 	var up store.Upserted
 	err = q.doWrite(ctx, br, "sched-upsert", func(ctx context.Context) (err error) {
-		up, err = q.st.UpsertSched(ctx, k, p.Name, enc, blob, ceilMicro(first), RunID(p.Name, first), aheadRuns(got, now))
+		up, err = q.st.UpsertSched(ctx, k, p.Name, enc, blob, ceilMicro(first), RunID(p.Name, first), upsertAhead(got, now))
 		return err
 	})
 	if err != nil {
@@ -401,10 +395,19 @@ func (s *Schedules) Upsert(ctx context.Context, p Periodic) (bool, error) {
 	return up != store.Unchanged, nil
 }
 
+// upsertAhead returns the runs that Upsert drops: those made ahead by
+// the old definition, up to its head.
+func upsertAhead(got store.Sched, now int64) []store.Run {
+	runs, _ := aheadRuns(got, now, got.Head)
+	return runs
+}
+
 // Remove deletes the schedule name and the runs it made ahead that no
 // worker holds yet, and reports whether the schedule existed. A run that
 // a worker holds (within 2 s of its instant) finds the schedule gone and
-// does not run; one that has started goes on. It costs two round trips.
+// does not run; one that has started goes on. It costs two round trips,
+// two more each time claims move the head past what it read (up to three
+// tries).
 func (s *Schedules) Remove(ctx context.Context, name string) (bool, error) {
 	return s.q.schedCall(ctx, "Remove", "sched-remove", name, s.q.st.RemoveSched)
 }
@@ -413,35 +416,48 @@ func (s *Schedules) Remove(ctx context.Context, name string) (bool, error) {
 // that no worker holds yet are dropped, and no run is made until Resume;
 // a run a worker holds already is dropped at its instant, counted as
 // missed. It reports whether the schedule exists. It costs two round
-// trips.
+// trips, as Remove does.
 func (s *Schedules) Pause(ctx context.Context, name string) (bool, error) {
 	return s.q.schedCall(ctx, "Pause", "sched-pause", name, s.q.st.PauseSched)
 }
 
 // schedCall makes a change of a schedule's, named op for the caller: it
-// reads the schedule, then calls f with the runs it made ahead.
+// reads the schedule, then calls f with the runs it may have made ahead
+// and the last instant they cover. The script refuses if the head moved
+// past that (claims made more runs in between): then it reads again.
 func (q *Queue) schedCall(ctx context.Context, op, script, name string,
-	f func(ctx context.Context, k store.Keys, name string, ahead []store.Run) (bool, error)) (bool, error) {
+	f func(ctx context.Context, k store.Keys, name string, ahead []store.Run, upto int64) (store.Dropped, error)) (bool, error) {
 	if err := q.usable(ctx, op, name); err != nil {
 		return false, err
 	}
 	k, br := q.shardOf(runPrefix + name)
-	var rec store.Sched
-	var exists bool
-	var now int64
-	err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-		rec, exists, now, err = q.st.GetSched(ctx, k, name)
-		return err
-	})
-	if err != nil || !exists {
-		return false, wrapOp(op, name, err)
+	for range 3 {
+		rec, exists, now, err := q.getSched(ctx, k, br, name)
+		if err != nil || !exists {
+			return false, wrapOp(op, name, err)
+		}
+		if testHookSchedCall != nil {
+			testHookSchedCall(k, rec)
+		}
+		// Claims go on between the two calls, each making a run up to the
+		// horizon ahead: cover 2 s more than that, so that they seldom
+		// move the head past the runs given.
+		runs, upto := aheadRuns(rec, now, max(rec.Head, now+2*store.Horizon))
+		var r store.Dropped
+		err = q.doWrite(ctx, br, script, func(ctx context.Context) (err error) {
+			r, err = f(ctx, k, name, runs, upto)
+			return err
+		})
+		if err != nil || r != store.HeadPast {
+			return r == store.DroppedAhead, wrapOp(op, name, err)
+		}
 	}
-	err = q.doWrite(ctx, br, script, func(ctx context.Context) (err error) {
-		exists, err = f(ctx, k, name, aheadRuns(rec, now))
-		return err
-	})
-	return exists, wrapOp(op, name, err)
+	return true, fmt.Errorf("durable: %s %q: the schedule kept changing", op, name)
 }
+
+// testHookSchedCall, if set, is called by schedCall between its read and
+// its change: a test makes claims race the change there.
+var testHookSchedCall func(k store.Keys, rec store.Sched)
 
 // maxAhead bounds the runs made ahead that a change drops: the horizon
 // (2 s) of runs of "@every 1ms".
@@ -449,20 +465,24 @@ const maxAhead = 2048
 
 // aheadRuns returns the runs that schedule rec may have made ahead, by
 // its definition, earliest first: its instants after the latest run
-// started (or the horizon before now) up to its head. A run made ahead
-// has its instant within the horizon of a claim, so no later. It costs a
-// Next per run, up to maxAhead.
-func aheadRuns(rec store.Sched, now int64) []store.Run {
+// started (or the horizon before now) up to upto µs, and the last
+// instant they cover: upto, or the last run's if maxAhead cut them. A
+// run made ahead has its instant within the horizon of a claim, so none
+// is earlier. It costs a Next per run, up to maxAhead.
+func aheadRuns(rec store.Sched, now, upto int64) ([]store.Run, int64) {
 	_, c, err := decodeSched(rec)
 	if err != nil || rec.HeadID == "" {
-		return nil
+		return nil, upto
 	}
 	from := time.UnixMicro(max(rec.Last, min(now, rec.Head)-store.Horizon))
 	var runs []store.Run
-	for t := c.sched.Next(from); !t.IsZero() && ceilMicro(t) <= rec.Head && len(runs) < maxAhead; t = c.sched.Next(t) {
+	for t := c.sched.Next(from); !t.IsZero() && ceilMicro(t) <= upto; t = c.sched.Next(t) {
+		if len(runs) == maxAhead {
+			return runs, runs[len(runs)-1].At
+		}
 		runs = append(runs, store.Run{At: ceilMicro(t), ID: RunID(rec.Name, t)})
 	}
-	return runs
+	return runs, upto
 }
 
 // Resume lets the paused schedule name run again: the runs it missed
@@ -475,13 +495,7 @@ func (s *Schedules) Resume(ctx context.Context, name string) (bool, error) {
 	}
 	k, br := q.shardOf(runPrefix + name)
 	for range 3 { // a change made between the two calls: read it again
-		var rec store.Sched
-		var exists bool
-		var now int64
-		err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-			rec, exists, now, err = q.st.GetSched(ctx, k, name)
-			return err
-		})
+		rec, exists, now, err := q.getSched(ctx, k, br, name)
 		if err != nil || !exists || !rec.Paused {
 			return exists, wrapOp("Resume", name, err)
 		}
@@ -510,6 +524,16 @@ func (s *Schedules) Resume(ctx context.Context, name string) (bool, error) {
 	return true, fmt.Errorf("durable: Resume %q: the schedule kept changing", name)
 }
 
+// getSched reads the schedule name of shard k, and the server's clock
+// in µs: one round trip.
+func (q *Queue) getSched(ctx context.Context, k store.Keys, br *breaker, name string) (rec store.Sched, exists bool, now int64, err error) {
+	err = q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
+		rec, exists, now, err = q.st.GetSched(ctx, k, name)
+		return err
+	})
+	return rec, exists, now, err
+}
+
 // wrapOp returns err wrapped with the call and the schedule, or nil.
 func wrapOp(op, name string, err error) error {
 	if err == nil {
@@ -526,12 +550,7 @@ func (s *Schedules) Get(ctx context.Context, name string) (ScheduleInfo, bool, e
 		return ScheduleInfo{}, false, err
 	}
 	k, br := q.shardOf(runPrefix + name)
-	var rec store.Sched
-	var exists bool
-	err := q.doOn(ctx, br, "sched-get", func(ctx context.Context) (err error) {
-		rec, exists, _, err = q.st.GetSched(ctx, k, name)
-		return err
-	})
+	rec, exists, _, err := q.getSched(ctx, k, br, name)
 	if err != nil || !exists {
 		return ScheduleInfo{}, false, wrapOp("Get", name, err)
 	}

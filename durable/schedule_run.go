@@ -131,11 +131,12 @@ func (w *worker) advance(name, fromID string, after time.Time) {
 	}
 }
 
-// runScheduled runs the handler h for the run j of schedule name, for
+// runScheduled runs the handler h for the run a of schedule name, for
 // the instant at, if FireSched says it runs; it returns nil for a run
 // that does not (its job is acked), and an error if Redis could not say
 // (the attempt is retried, and a retry always runs).
-func (w *worker) runScheduled(ctx context.Context, h Handler, j Job, name string, at time.Time) error {
+func (w *worker) runScheduled(ctx context.Context, h Handler, a *attempt, name string, at time.Time) error {
+	j := a.job
 	c, ok, err := w.def(name, false)
 	if err != nil {
 		return fmt.Errorf("durable: run %s of schedule %q: %w", j.ID, name, err)
@@ -167,6 +168,12 @@ func (w *worker) runScheduled(ctx context.Context, h Handler, j Job, name string
 	if err := h(ctx, j); err != nil {
 		return err
 	}
+	// Until its ack, the run's job stands for a run that still runs, so
+	// OverlapSkip would skip the next run were it due within the ack's
+	// linger: that ack goes at once.
+	if next := c.sched.Next(at); c.Overlap == OverlapSkip && !next.IsZero() && next.Sub(w.wheel.Now()) < 2*ackLinger {
+		a.ackNow.Store(true)
+	}
 	if c.Overlap == OverlapDelay || c.Missed == MissedRunAll {
 		w.call("sched-done", 1, func(ctx context.Context) error {
 			_, err := w.q.st.DoneSched(ctx, w.k, name, j.ID)
@@ -176,13 +183,13 @@ func (w *worker) runScheduled(ctx context.Context, h Handler, j Job, name string
 	return nil
 }
 
-// handle runs h for j: through its schedule for a run, as it is for any
-// other job.
-func (w *worker) handle(ctx context.Context, h Handler, j Job) error {
-	if name, at, _, ok := parseRun(j.ID); ok {
-		return w.runScheduled(ctx, h, j, name, at)
+// handle runs h for a's job: through its schedule for a run, as it is
+// for any other job.
+func (w *worker) handle(ctx context.Context, h Handler, a *attempt) error {
+	if name, at, _, ok := parseRun(a.job.ID); ok {
+		return w.runScheduled(ctx, h, a, name, at)
 	}
-	return h(ctx, j)
+	return h(ctx, a.job)
 }
 
 // startTender starts the Queue's tender: every poll (±20 %), for each

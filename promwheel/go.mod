@@ -19,7 +19,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
-	go.uber.org/atomic v1.11.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
@@ -27,3 +27,5 @@ require (
 replace github.com/timewheel/timewheel => ..
 
 replace github.com/timewheel/timewheel/durable => ../durable
+
+replace github.com/timewheel/timewheel/cron/redisclaim => ../cron/redisclaim

@@ -14,13 +14,14 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
-	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sys v0.37.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )
 
 replace (
 	github.com/timewheel/timewheel => ../..
+	github.com/timewheel/timewheel/cron/redisclaim => ../../cron/redisclaim
 	github.com/timewheel/timewheel/durable => ../../durable
 )

@@ -18,6 +18,9 @@ import (
 // on nothing (a job gone, or not dead) says so.
 type action struct {
 	id bool // it needs a job's ID
+	// sched: it needs a schedule's name (sched64, encodeID), which it gets
+	// as its id (schedules.go).
+	sched bool
 	// confirm, if set, returns the question of the confirmation page
 	// shown unless the form holds confirm=yes.
 	confirm func(ctx context.Context, q *durable.Queue, id, kind string) (string, error)
@@ -88,6 +91,14 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if a.sched {
+		var err error
+		if id, err = querySched(f); err != nil {
+			v.Err = err.Error()
+			h.render(w, r, http.StatusBadRequest, v)
+			return
+		}
+	}
 	back := backTo(name, f.Get("back"), id)
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 	defer cancel()
@@ -101,6 +112,9 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 		fields := url.Values{"q": {name}, "action": {f.Get("action")}, "back": {f.Get("back")}, "kind": {kind}, "confirm": {"yes"}}
 		if a.id {
 			fields.Set("id64", encodeID(id))
+		}
+		if a.sched {
+			fields.Set("sched64", encodeID(id))
 		}
 		v.Confirm = &confirm{Question: question, Fields: fields, Back: "?" + back.Encode()}
 		h.render(w, r, http.StatusOK, v)
@@ -124,7 +138,8 @@ func (h *handler) post(w http.ResponseWriter, r *http.Request) {
 }
 
 // backTo returns the query of the page an action was asked from: the
-// queue's, its list of a state, or the job's.
+// queue's, its list of a state, the job's, or a page of another file
+// (a route with a tab).
 func backTo(name, back, id string) url.Values {
 	v := url.Values{"q": {name}}
 	switch {
@@ -132,6 +147,8 @@ func backTo(name, back, id string) url.Values {
 		v.Set("state", back)
 	case back == "job" && id != "":
 		v.Set("id64", encodeID(id))
+	case routes[back].tab != "":
+		v.Set("view", back) // a page of another file
 	}
 	return v
 }

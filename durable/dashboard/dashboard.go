@@ -6,7 +6,8 @@
 // its history by minute and hour with the lateness, and its jobs by kind
 // have pages of their own.
 // With actions turned on it also retries and deletes dead jobs, cancels
-// jobs, and pauses and resumes a queue or a kind.
+// jobs, and pauses and resumes a queue or a kind. A page lists the
+// queue's periodic schedules, which actions pause, resume and remove.
 //
 //	http.Handle("/admin/jobs/", requireAdmin(dashboard.New(dashboard.Options{Actions: true}, orders, emails)))
 //
@@ -27,9 +28,9 @@
 //   - A GET (or HEAD) changes nothing; it only reads.
 //   - Its actions are POSTs of forms, and are off unless Options.Actions
 //     turns them on: without it the page shows no button, and a POST is
-//     refused with 403. Cancel, retry all and delete all answer a
-//     confirmation page whose own form posts the action again with
-//     confirm=yes. The message of the page after an action is signed,
+//     refused with 403. Cancel, retry all, delete all and a schedule's
+//     Remove answer a confirmation page whose own form posts the action
+//     again with confirm=yes. The message of the page after an action is signed,
 //     so that a link cannot make it say anything. Cross-origin POSTs are refused (403) by
 //     http.CrossOriginProtection (Sec-Fetch-Site, else Origin against
 //     Host), so that another site cannot make an operator's browser post

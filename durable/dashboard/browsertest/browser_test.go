@@ -28,7 +28,7 @@ import (
 	"github.com/timewheel/timewheel/internal/redisserver"
 )
 
-var screenshots = flag.String("screenshots", "", "also write the dashboard's screenshots to this directory (PNG): durable-dashboard.png, the dead jobs, durable-dashboard-overview.png, and the workers, history, kinds and attempts pages (durable-dashboard-workers.png ...); docs/'s are made with -screenshots ../../../docs")
+var screenshots = flag.String("screenshots", "", "also write the dashboard's screenshots to this directory (PNG): durable-dashboard.png, the dead jobs, durable-dashboard-overview.png, the workers, history, kinds and attempts pages (durable-dashboard-workers.png ...) and durable-dashboard-schedules.png; docs/'s are made with -screenshots ../../../docs")
 
 // chromium returns the path of the machine's chromium, or skips the test
 // (fails it where CI is set: there the browser test must run).

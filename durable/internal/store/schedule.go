@@ -454,19 +454,24 @@ func (c *Client) DoneSched(ctx context.Context, k Keys, name, id string) (bool, 
 }
 
 // pauseSchedScript pauses or resumes a schedule's record: 1 if it
-// exists. Pausing drops its pending head run that no worker holds; the
-// caller's AdvanceSched with Resuming makes the runs again.
+// exists, 0 if not, 2 (nothing done) if its head is past the runs given,
+// made by claims since the caller read it. Pausing drops its pending
+// head run that no worker holds; the caller's AdvanceSched with Resuming
+// makes the runs again.
 //
 //	KEYS[1], KEYS[2]  ZREM, HDEL the head
 //	{name}:sched:<s>
 //	ARGV[2] -> s
-//	ARGV[3...] -> its runs made ahead, earliest first: µs, ID, ...
+//	ARGV[3] -> µs: the last instant the runs given cover
+//	ARGV[4...] -> its runs made ahead, earliest first: µs, ID, ...
 var pauseSchedScript = newScript("sched-pause", `
 local k = skey(ARGV[2])
-local id = redis.call('HGET', k, 'headID')
+local h = redis.call('HMGET', k, 'headID', 'head')
+local id = h[1]
 if not id then return 0 end
+if tonumber(h[2]) > tonumber(ARGV[3]) then return 2 end
 redis.call('HSET', k, 'paused', '1')
-local us, first = dropahead(3)
+local us, first = dropahead(4)
 if droppending(id) and not first then return 1 end
 if first then
   redis.call('HSET', k, 'head', us, 'headID', first)
@@ -489,40 +494,57 @@ func runArgs(args []any, runs []Run) []any {
 	return args
 }
 
+// Dropped is the outcome of PauseSched and RemoveSched.
+type Dropped int
+
+const (
+	NoSchedToDrop Dropped = 0 // no such schedule
+	DroppedAhead  Dropped = 1 // done
+	// HeadPast: nothing done, as the schedule's head is later than the
+	// runs given cover. Claims made more runs since the caller read the
+	// schedule; the caller reads it again.
+	HeadPast Dropped = 2
+)
+
 // PauseSched pauses the schedule name, dropping its runs made ahead
-// (ahead, earliest first) that no worker holds; the earliest dropped
-// becomes the head. It reports whether the schedule exists. It costs one
+// (ahead, earliest first, covering the instants up to upto µs) that no
+// worker holds; the earliest dropped becomes the head. It costs one
 // round trip, O(len(ahead) log n).
-func (c *Client) PauseSched(ctx context.Context, k Keys, name string, ahead []Run) (bool, error) {
-	n, err := integer(pauseSchedScript.name, c.eval(ctx, pauseSchedScript, k.all, runArgs(schedArgs(k, name), ahead)...))
-	return n == 1, err
+func (c *Client) PauseSched(ctx context.Context, k Keys, name string, ahead []Run, upto int64) (Dropped, error) {
+	n, err := integer(pauseSchedScript.name, c.eval(ctx, pauseSchedScript, k.all, runArgs(schedArgs(k, name, upto), ahead)...))
+	return Dropped(n), err
 }
 
-// removeSchedScript deletes a schedule and its pending head run that no
-// worker holds: 1 if it existed. A run held or running goes on, and
-// finds the schedule gone when it starts.
+// removeSchedScript deletes a schedule and its pending runs that no
+// worker holds: 1 if it existed, 0 if not, 2 (nothing done) if its head
+// is past the runs given. A run held or running goes on, and finds the
+// schedule gone when it starts.
 //
-//	KEYS[1], KEYS[2]  ZREM, HDEL the head
+//	KEYS[1], KEYS[2]  ZREM, HDEL the runs
 //	{name}:sched, {name}:sched:<s>, :wait, {name}:sched:waiting
 //	ARGV[2] -> s
-//	ARGV[3...] -> its runs made ahead: µs, ID, ...
+//	ARGV[3] -> µs: the last instant the runs given cover
+//	ARGV[4...] -> its runs made ahead: µs, ID, ...
 var removeSchedScript = newScript("sched-remove", `
 local k = skey(ARGV[2])
-local id = redis.call('HGET', k, 'headID')
+local h = redis.call('HMGET', k, 'headID', 'head')
+local id = h[1]
 if not id then return 0 end
+if tonumber(h[2]) > tonumber(ARGV[3]) then return 2 end
 droppending(id)
-dropahead(3)
+dropahead(4)
 redis.call('DEL', k, k .. ':wait')
 redis.call('ZREM', prefix .. 'sched', ARGV[2])
 redis.call('SREM', prefix .. 'sched:waiting', ARGV[2])
 return 1
 `, luaKind, luaHolder, luaUnlease, luaNotify, luaSched)
 
-// RemoveSched deletes the schedule name, and reports whether it
-// existed. It costs one round trip, O(log n).
-func (c *Client) RemoveSched(ctx context.Context, k Keys, name string, ahead []Run) (bool, error) {
-	n, err := integer(removeSchedScript.name, c.eval(ctx, removeSchedScript, k.all, runArgs(schedArgs(k, name), ahead)...))
-	return n == 1, err
+// RemoveSched deletes the schedule name and its runs made ahead (ahead,
+// covering the instants up to upto µs) that no worker holds. It costs
+// one round trip, O(len(ahead) log n).
+func (c *Client) RemoveSched(ctx context.Context, k Keys, name string, ahead []Run, upto int64) (Dropped, error) {
+	n, err := integer(removeSchedScript.name, c.eval(ctx, removeSchedScript, k.all, runArgs(schedArgs(k, name, upto), ahead)...))
+	return Dropped(n), err
 }
 
 // tendSchedScript is the safety net: it lets go the delayed runs whose
