@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/timewheel/timewheel/durable/internal/store"
@@ -67,6 +68,52 @@ func TestScriptRecord(t *testing.T) {
 		}
 		if err := e.st.Record(e.ctx, e.k, now, map[string][]int64{"a": figs(1), "b": figs(1, 2, 3, 4, 5, 6)}); err == nil {
 			t.Error("Record of figures of two lengths: no error")
+		}
+	})
+}
+
+// hist: the hash of the kind (or of the queue) asked for, by the minute
+// or the hour; its buckets within the ring's span of the server's now,
+// not one a day old nor one to come; none for a hash that does not
+// exist; an error for a bucket that is not one; the keys read only.
+func TestScriptHist(t *testing.T) {
+	servers(t, func(e *env) {
+		keys := []string{e.k.Hist(false, "a", false), e.k.Hist(true, "", true), e.k.Hist(false, "", true), e.k.Hist(false, "bad", false)}
+		e.rdb.Del(e.ctx, keys...)
+		t.Cleanup(func() { e.rdb.Del(e.ctx, keys...) })
+		now := e.now()
+		min, hour := now/60_000_000, now/3600_000_000
+		bucket := func(i int64, n int64) string { return fmt.Sprintf("%d %d 0 0 0 0 %d 1 2", i, n, 10*n) }
+		for _, i := range []int64{min - 3, min - 1} {
+			e.do(e.rdb.HSet(e.ctx, e.k.Hist(false, "a", false), fmt.Sprint(i%store.Minutes), bucket(i, min-i)))
+		}
+		old, next := min-5-store.Minutes, min+10
+		e.do(e.rdb.HSet(e.ctx, e.k.Hist(false, "a", false), fmt.Sprint(old%store.Minutes), bucket(old, 9), fmt.Sprint(next%store.Minutes), bucket(next, 8)))
+		e.do(e.rdb.HSet(e.ctx, e.k.Hist(true, "", true), fmt.Sprint(hour%store.Hours), bucket(hour, 5)))
+		e.do(e.rdb.HSet(e.ctx, e.k.Hist(false, "bad", false), "0", "1 2 3"))
+		before := e.rdb.HGetAll(e.ctx, e.k.Hist(false, "a", false)).Val()
+		for _, c := range []struct {
+			hourly bool
+			kind   string
+			all    bool
+			want   string
+		}{
+			{false, "a", false, fmt.Sprintf("[{%d [1 0 0 0 0 10 1 2]} {%d [3 0 0 0 0 30 1 2]}]", min-1, min-3)},
+			{true, "", true, fmt.Sprintf("[{%d [5 0 0 0 0 50 1 2]}]", hour)},
+			{false, "", true, "[]"},
+			{true, "a", false, "[]"},
+		} {
+			bs, at, err := e.st.History(e.ctx, e.k, c.hourly, c.kind, c.all)
+			slices.SortFunc(bs, func(a, b store.Bucket) int { return int(b.Index - a.Index) })
+			if got := fmt.Sprint(bs); err != nil || got != c.want || at < now {
+				t.Errorf("History(%v, %q, %v) = %s, %d, %v; want %s, now", c.hourly, c.kind, c.all, got, at, err, c.want)
+			}
+		}
+		if bs, _, err := e.st.History(e.ctx, e.k, false, "bad", false); err == nil {
+			t.Errorf("History of a bad bucket = %v; want an error", bs)
+		}
+		if after := e.rdb.HGetAll(e.ctx, e.k.Hist(false, "a", false)).Val(); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("History changed a's minutes: %v; were %v", after, before)
 		}
 	})
 }

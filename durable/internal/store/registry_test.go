@@ -69,3 +69,39 @@ func TestScriptLeases(t *testing.T) {
 		}
 	})
 }
+
+// procs: the workers of :procs newest first, each with its beat (its
+// score) and its hash's fields (none once the hash expired), up to the
+// limit; none when there are none; the keys read only.
+func TestScriptProcs(t *testing.T) {
+	servers(t, func(e *env) {
+		keys := []string{e.k.Procs(), e.k.Proc("w1"), e.k.Proc("w2"), e.k.Proc("w3")}
+		e.rdb.Del(e.ctx, keys...)
+		t.Cleanup(func() { e.rdb.Del(e.ctx, keys...) })
+		now := e.now()
+		ps, at, err := e.st.Procs(e.ctx, e.k, 10)
+		if err != nil || len(ps) != 0 || at < now {
+			t.Fatalf("Procs of none = %v, %d, %v", ps, at, err)
+		}
+		e.zadd(e.k.Procs(), "w1", now-1_000_000)
+		e.zadd(e.k.Procs(), "w2", now-3_000_000)
+		e.zadd(e.k.Procs(), "w3", now-2_000_000) // its hash expired
+		e.do(e.rdb.HSet(e.ctx, e.k.Proc("w1"), "host", "h1", "running", "2"))
+		e.do(e.rdb.HSet(e.ctx, e.k.Proc("w2"), "host", "h2"))
+		for _, c := range []struct {
+			limit int
+			want  string
+		}{
+			{10, fmt.Sprintf("[{w1 %d map[host:h1 running:2]} {w3 %d map[]} {w2 %d map[host:h2]}]", now-1_000_000, now-2_000_000, now-3_000_000)},
+			{2, fmt.Sprintf("[{w1 %d map[host:h1 running:2]} {w3 %d map[]}]", now-1_000_000, now-2_000_000)},
+		} {
+			ps, at, err := e.st.Procs(e.ctx, e.k, c.limit)
+			if got := fmt.Sprint(ps); err != nil || got != c.want || at < now {
+				t.Errorf("Procs(%d) = %s, %d, %v; want %s, now", c.limit, got, at, err, c.want)
+			}
+		}
+		if n := e.rdb.ZCard(e.ctx, e.k.Procs()).Val(); n != 3 || e.rdb.Exists(e.ctx, e.k.Proc("w3")).Val() != 0 {
+			t.Errorf("Procs changed the registry: %d workers", n)
+		}
+	})
+}

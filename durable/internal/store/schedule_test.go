@@ -180,22 +180,19 @@ func TestScriptSchedUpsert(t *testing.T) {
 		s := scheds(e, "a", "b", "c", "p")
 		now := s.since
 		e.live("w1", far)
-		e.live("w2", far)
-		msg1, msg2 := e.inbox("w1"), e.inbox("w2")
+		msg1 := e.inbox("w1")
 		ta := now + 1_000_000
 		up, err := e.st.UpsertSched(e.ctx, e.k, "a", "d1", []byte("k\x00pa"), ta, "a1", nil)
 		check(t, "UpsertSched of a new schedule", up, err, store.Added)
-		m1, m2 := msg1(), ""
-		if m1 == "" {
-			m2 = msg2()
-		}
-		if m1+m2 != "n"+d(ta) {
-			t.Errorf("the workers were told %q, %q; want one told n%d", m1, m2, ta)
+		if m := msg1(); m != "n"+d(ta) {
+			t.Errorf("w1 was told %q; want n%d", m, ta)
 		}
 		up, err = e.st.UpsertSched(e.ctx, e.k, "a", "d1", []byte("k\x00pa"), far, "a9", nil)
 		check(t, "UpsertSched of the same def and blob", up, err, store.Unchanged)
 
 		// b: b1 running on w1, b2 leased ahead by w2, its head b3 parked.
+		e.live("w2", far)
+		msg2 := e.inbox("w2")
 		tb := now - 1_000_000
 		e.lease("b1", "w1", 1, tb, tb+lease)
 		e.lease("b2", "w2", 1, now+1_500_000, now+1_500_000+lease)
@@ -587,6 +584,145 @@ func TestScriptSchedList(t *testing.T) {
 			got, at, err := e.st.ListScheds(e.ctx, e.k, q.from, q.limit)
 			if err != nil || at < now || !slices.Equal(got, q.want) {
 				t.Errorf("ListScheds(%d, %d) = %+v, %d, %v; want %+v", q.from, q.limit, got, at, err, q.want)
+			}
+		}
+	})
+}
+
+// sched-pause: no schedule (0); a head past the runs given (2, nothing
+// done); paused (1), its pending head dropped and kept as the head; the
+// runs made ahead that no worker holds dropped (one leased ahead taken
+// back from its worker, who is told), the earliest dropped the new head,
+// one running kept; a head running kept, the schedule paused.
+func TestScriptSchedPause(t *testing.T) {
+	servers(t, func(e *env) {
+		s := scheds(e, "a", "b", "c")
+		now := s.since
+		e.live("w2", far)
+		msg := e.inbox("w2")
+		e.pending("a1", now+60_000_000)
+		s.sched("a", "ver", "1", "head", d(now+60_000_000), "headID", "a1")
+		tb := now - 1_000_000
+		e.lease("b1", "w1", 1, tb, tb+lease)
+		e.lease("b2", "w2", 1, now+1_500_000, now+1_500_000+lease)
+		e.pending("b3", now+3_000_000)
+		s.sched("b", "ver", "1", "head", d(now+3_000_000), "headID", "b3", "last", d(tb), "lastID", "b1")
+		e.lease("c1", "w1", 1, tb-1, tb-1+lease)
+		s.sched("c", "ver", "1", "head", d(tb-1), "headID", "c1")
+		pause := func(step, name string, ahead []store.Run, upto int64, want store.Dropped) {
+			t.Helper()
+			r, err := e.st.PauseSched(e.ctx, e.k, name, ahead, upto)
+			check(t, step, r, err, want)
+		}
+		pause("PauseSched of no schedule", "x", nil, far, store.NoSchedToDrop)
+		pause("PauseSched of runs the head is past", "a", []store.Run{{now + 30_000_000, "a0"}}, now+30_000_000, store.HeadPast)
+		s.schedAre("after PauseSched refused",
+			fmt.Sprintf("sched: a=%d b=%d c=%d", now+60_000_000, now+3_000_000, tb-1),
+			fmt.Sprintf("sched:a: ver=1 head=%d headID=a1", now+60_000_000),
+			fmt.Sprintf("sched:b: ver=1 head=%d headID=b3 last=%d lastID=b1", now+3_000_000, tb),
+			fmt.Sprintf("sched:c: ver=1 head=%d headID=c1", tb-1))
+
+		pause("PauseSched of a pending head", "a", []store.Run{{now + 60_000_000, "a1"}}, now+60_000_000, store.DroppedAhead)
+		pause("PauseSched of runs made ahead", "b", []store.Run{{tb, "b1"}, {now + 1_500_000, "b2"}, {now + 3_000_000, "b3"}}, now+4_000_000, store.DroppedAhead)
+		if m := msg(); m != "cb2" {
+			t.Errorf("w2 was told %q; want cb2", m)
+		}
+		pause("PauseSched of a running head", "c", []store.Run{{tb - 1, "c1"}}, tb, store.DroppedAhead)
+		e.keysAre("after PauseSched",
+			fmt.Sprintf("due: b1=%d c1=%d", tb+lease, tb-1+lease),
+			"job: b1=k|p-b1 c1=k|p-c1",
+			fmt.Sprintf("run: b1=1|w1|%d c1=1|w1|%d", tb, tb-1),
+			fmt.Sprintf("lease:w1: b1=%d c1=%d", tb, tb-1),
+			fmt.Sprintf("workers: w2=%d", far))
+		s.schedAre("after PauseSched",
+			fmt.Sprintf("sched: a=%d b=%d c=%d", now+60_000_000, now+1_500_000, tb-1),
+			fmt.Sprintf("sched:a: ver=1 head=%d headID=a1 paused=1", now+60_000_000),
+			fmt.Sprintf("sched:b: ver=1 head=%d headID=b2 last=%d lastID=b1 paused=1", now+1_500_000, tb),
+			fmt.Sprintf("sched:c: ver=1 head=%d headID=c1 paused=1", tb-1))
+	})
+}
+
+// sched-remove: no schedule (0); a head past the runs given (2, nothing
+// done); removed (1): its hash, wait list and entries in :sched and
+// :sched:waiting, its pending head and the runs made ahead that no
+// worker holds, one leased ahead taken back (its worker told); a run
+// running kept; another schedule untouched.
+func TestScriptSchedRemove(t *testing.T) {
+	servers(t, func(e *env) {
+		s := scheds(e, "a", "o")
+		now := s.since
+		e.live("w2", far)
+		msg := e.inbox("w2")
+		ta := now - 1_000_000
+		e.lease("a1", "w1", 1, ta, ta+lease)
+		e.lease("a2", "w2", 1, now+1_500_000, now+1_500_000+lease)
+		e.pending("a3", now+3_000_000)
+		s.sched("a", "ver", "1", "head", d(now+3_000_000), "headID", "a3", "last", d(ta), "lastID", "a1")
+		s.wait("a", "a0")
+		e.pending("o1", far)
+		s.sched("o", "ver", "1", "head", d(far), "headID", "o1")
+		s.wait("o", "o0")
+		ahead := []store.Run{{ta, "a1"}, {now + 1_500_000, "a2"}, {now + 3_000_000, "a3"}}
+		r, err := e.st.RemoveSched(e.ctx, e.k, "x", nil, far)
+		check(t, "RemoveSched of no schedule", r, err, store.NoSchedToDrop)
+		r, err = e.st.RemoveSched(e.ctx, e.k, "a", ahead[:2], now+2_000_000)
+		check(t, "RemoveSched of runs the head is past", r, err, store.HeadPast)
+		others := []string{
+			fmt.Sprintf("sched:o: ver=1 head=%d headID=o1", far),
+			"sched:o:wait: o0",
+		}
+		s.schedAre("after RemoveSched refused", append(others,
+			fmt.Sprintf("sched: a=%d o=%d", now+3_000_000, far),
+			fmt.Sprintf("sched:a: ver=1 head=%d headID=a3 last=%d lastID=a1", now+3_000_000, ta),
+			"sched:a:wait: a0",
+			"sched:waiting: a o")...)
+
+		r, err = e.st.RemoveSched(e.ctx, e.k, "a", ahead, now+4_000_000)
+		check(t, "RemoveSched", r, err, store.DroppedAhead)
+		if m := msg(); m != "ca2" {
+			t.Errorf("w2 was told %q; want ca2", m)
+		}
+		e.keysAre("after RemoveSched",
+			fmt.Sprintf("due: a1=%d o1=%d", ta+lease, far),
+			"job: a1=k|p-a1 o1=k|p-o1",
+			fmt.Sprintf("run: a1=1|w1|%d", ta),
+			fmt.Sprintf("lease:w1: a1=%d", ta),
+			fmt.Sprintf("workers: w2=%d", far))
+		s.schedAre("after RemoveSched", append(others,
+			fmt.Sprintf("sched: o=%d", far),
+			"sched:waiting: o")...)
+	})
+}
+
+// sched-get: a schedule's record, every field, its head's job live
+// (pending) or not (dead, gone), its runs waiting; no schedule; the
+// server's clock.
+func TestScriptSchedGet(t *testing.T) {
+	servers(t, func(e *env) {
+		s := scheds(e, "a", "dead", "gone")
+		now := s.since
+		e.pending("a1", far)
+		s.sched("a", "def", "da", "blob", "k\x00pa", "ver", "3", "paused", "1", "head", d(far), "headID", "a1",
+			"last", d(now-1_000), "lastID", "a0", "lastAt", "17", "runs", "4", "missed", "5", "skipped", "6", "delayed", "7", "ended", "a0", "rel", "x")
+		s.wait("a", "a01", "a02", "a03")
+		e.job("dead1", "k", "p-dead1")
+		e.dead("dead1", "boom")
+		s.sched("dead", "def", "dd", "blob", "k\x00pd", "ver", "1", "head", d(past), "headID", "dead1")
+		s.sched("gone", "def", "dg", "blob", "k\x00pg", "ver", "1", "head", d(past), "headID", "gone1")
+		for _, c := range []struct {
+			name   string
+			exists bool
+			want   store.Sched
+		}{
+			{"a", true, store.Sched{Name: "a", Def: "da", Blob: "k\x00pa", Ver: 3, Paused: true, Head: far, HeadID: "a1", HeadExists: true,
+				Last: now - 1_000, LastID: "a0", LastAt: 17, Runs: 4, Missed: 5, Skipped: 6, Delayed: 7, Waiting: 3}},
+			{"dead", true, store.Sched{Name: "dead", Def: "dd", Blob: "k\x00pd", Ver: 1, Head: past, HeadID: "dead1"}},
+			{"gone", true, store.Sched{Name: "gone", Def: "dg", Blob: "k\x00pg", Ver: 1, Head: past, HeadID: "gone1"}},
+			{"x", false, store.Sched{Name: "x"}},
+		} {
+			got, ok, at, err := e.st.GetSched(e.ctx, e.k, c.name)
+			if err != nil || ok != c.exists || got != c.want || at < now {
+				t.Errorf("GetSched(%q) = %+v, %v, %d, %v; want %+v, %v, now", c.name, got, ok, at, err, c.want, c.exists)
 			}
 		}
 	})
