@@ -70,10 +70,10 @@ func TestScriptSnap(t *testing.T) {
 	})
 }
 
-// put: a job added as read (and announced); the same job again true, a
-// different one under the ID false. drop: deleted while unchanged, not
-// once changed.
-func TestScriptPutDrop(t *testing.T) {
+// put: a job added as read (and announced), a dead one with its :run
+// and :dead; the same job again true, a different one under the ID
+// false.
+func TestScriptPut(t *testing.T) {
 	servers(t, func(e *env) {
 		s := store.Snapshot{Blob: "k\x00p", Score: itoa(far)}
 		ok, err := e.st.Put(e.ctx, e.k, "j", s)
@@ -82,13 +82,26 @@ func TestScriptPutDrop(t *testing.T) {
 		check(t, "Put j again", ok, err, true)
 		ok, err = e.st.Put(e.ctx, e.k, "j", store.Snapshot{Blob: "k\x00other", Score: itoa(far)})
 		check(t, "Put another j", ok, err, false)
-		dead := store.Snapshot{Blob: "k\x00", Run: "2", Dead: "boom"}
-		ok, err = e.st.Put(e.ctx, e.k, "d", dead)
+		ok, err = e.st.Put(e.ctx, e.k, "d", store.Snapshot{Blob: "k\x00", Run: "2", Dead: "boom"})
 		check(t, "Put dead d", ok, err, true)
 		e.keysAre("after Put", "due: j="+itoa(far), "job: d=k| j=k|p", "run: d=2", "dead: d=boom")
+	})
+}
 
-		ok, err = e.st.Drop(e.ctx, e.k, "j", store.Snapshot{Blob: "k\x00p", Score: itoa(far + 1)})
+// drop: a job deleted while it is as its snapshot read it, pending or
+// dead; not once changed.
+func TestScriptDrop(t *testing.T) {
+	servers(t, func(e *env) {
+		s := store.Snapshot{Blob: "k\x00p", Score: itoa(far)}
+		dead := store.Snapshot{Blob: "k\x00", Run: "2", Dead: "boom"}
+		for id, snap := range map[string]store.Snapshot{"j": s, "d": dead} {
+			if ok, err := e.st.Put(e.ctx, e.k, id, snap); !ok || err != nil {
+				t.Fatalf("Put %s: %v, %v", id, ok, err)
+			}
+		}
+		ok, err := e.st.Drop(e.ctx, e.k, "j", store.Snapshot{Blob: "k\x00p", Score: itoa(far + 1)})
 		check(t, "Drop of a changed j", ok, err, false)
+		e.keysAre("after a refused Drop", "due: j="+itoa(far), "job: d=k| j=k|p", "run: d=2", "dead: d=boom")
 		ok, err = e.st.Drop(e.ctx, e.k, "j", s)
 		check(t, "Drop j", ok, err, true)
 		ok, err = e.st.Drop(e.ctx, e.k, "d", dead)
