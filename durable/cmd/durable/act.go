@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
+
+	"github.com/timewheel/timewheel/durable"
 )
 
 // This file holds the commands that change the queue: retry, delete,
@@ -121,37 +124,88 @@ var cancelCmd = noFlags(func(ctx context.Context, c *cli, args []string) error {
 })
 
 func pauseCmd(pause bool) func(*flag.FlagSet) runFunc {
-	return noFlags(func(ctx context.Context, c *cli, args []string) error {
-		if len(args) > 1 {
-			return fmt.Errorf("%w: pause and resume take at most one kind", errUsage)
-		}
-		kind := ""
-		if len(args) == 1 {
-			kind = args[0]
-			if kind == "" {
-				return fmt.Errorf("%w: an empty kind (name none for the whole queue)", errUsage)
-			}
-		}
-		what := "the whole queue"
-		if kind != "" {
-			what = "kind " + clean(kind)
-		}
-		if err := c.open(ctx); err != nil {
-			return err
-		}
+	return func(fs *flag.FlagSet) runFunc {
+		force := new(bool)
 		if pause {
-			if err := c.q.Pause(ctx, kind); err != nil {
+			force = fs.Bool("force", false, "pause a kind no worker handles and no job has, as yet")
+		}
+		return func(ctx context.Context, c *cli, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("%w: pause and resume take at most one kind", errUsage)
+			}
+			kind := ""
+			if len(args) == 1 {
+				kind = args[0]
+				if kind == "" {
+					return fmt.Errorf("%w: an empty kind (name none for the whole queue)", errUsage)
+				}
+			}
+			what := "the whole queue"
+			if kind != "" {
+				what = "kind " + clean(kind)
+			}
+			if err := c.open(ctx); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.out, "paused %s\n", what)
+			if pause {
+				if kind != "" && !*force {
+					if err := knownKind(ctx, c.q, kind); err != nil {
+						return err
+					}
+				}
+				if err := c.q.Pause(ctx, kind); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.out, "paused %s\n", what)
+				return nil
+			}
+			paused, err := c.q.Paused(ctx)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(paused, kind) {
+				return notFoundf("%s is not paused", what)
+			}
+			if err := c.q.Resume(ctx, kind); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "resumed %s\n", what)
 			return nil
 		}
-		if err := c.q.Resume(ctx, kind); err != nil {
-			return err
+	}
+}
+
+// knownKind returns nil if kind is one a live or recent worker handles,
+// one that ran in the last 30 days, or one a job of the queue has (as
+// far as KindCounts reads); else a not-found error, so that a misspelled
+// kind is not paused. It costs at most three round trips a shard.
+func knownKind(ctx context.Context, q *durable.Queue, kind string) error {
+	workers, _, err := q.Workers(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	for _, w := range workers {
+		if slices.Contains(w.Kinds, kind) {
+			return nil
 		}
-		fmt.Fprintf(c.out, "resumed %s\n", what)
+	}
+	ran, err := q.HistoryKinds(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(ran, kind) {
 		return nil
-	})
+	}
+	counts, err := q.KindCounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range counts.Kinds {
+		if k.Kind == kind {
+			return nil
+		}
+	}
+	return notFoundf("no worker handles kind %s and no job has it: check the name, or pause it with -force", clean(kind))
 }
 
 // moveCmd moves the jobs of shard 0 to the shards of -shards, and prints

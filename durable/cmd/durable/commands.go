@@ -33,7 +33,7 @@ var commands = []command{
 	{"retry", "ID... | retry -all [-kind k]", "dead jobs due again now", deadCmd("retry")},
 	{"delete", "ID... | delete -all [-kind k]", "dead jobs deleted", deadCmd("delete")},
 	{"cancel", "ID...", "jobs deleted, whatever their state", cancelCmd},
-	{"pause", "[kind]", "the queue (or the kind) claims no more jobs", pauseCmd(true)},
+	{"pause", "[-force] [kind]", "the queue (or the kind) claims no more jobs", pauseCmd(true)},
 	{"resume", "[kind]", "it claims again", pauseCmd(false)},
 	{"move", "", "with -shards k: shard 0's jobs moved to their shards", moveCmd},
 }

@@ -204,6 +204,22 @@ func TestCommands(t *testing.T) {
 	if paused, _ := q.Paused(ctx); len(paused) != 0 {
 		t.Errorf("Paused after resume = %q", paused)
 	}
+	// A misspelled kind is not paused, unless -force says so; a kind not
+	// paused is not resumed.
+	if code, out, errs := durableCmd(t, srv.Addr, "pause", "fial"); code != exitNotFound || out != "" ||
+		!strings.Contains(errs, "no worker handles kind fial and no job has it") {
+		t.Errorf("pause fial: exit %d, %q, %q; want 3 and no worker handles it", code, out, errs)
+	}
+	if paused, _ := q.Paused(ctx); len(paused) != 0 {
+		t.Errorf("Paused after pause fial = %q", paused)
+	}
+	if out = must(t, srv.Addr, "pause", "-force", "fial"); out != "paused kind fial\n" {
+		t.Errorf("pause -force fial: %q", out)
+	}
+	must(t, srv.Addr, "resume", "fial")
+	if code, _, errs := durableCmd(t, srv.Addr, "resume", "fail"); code != exitNotFound || !strings.Contains(errs, "kind fail is not paused") {
+		t.Errorf("resume of a kind not paused: exit %d, %q", code, errs)
+	}
 
 	// cancel: one job and one that is not.
 	code, out, errs = durableCmd(t, srv.Addr, "cancel", "later 2", "nope")
