@@ -261,9 +261,19 @@ func runCoverageFailover(t *testing.T, c *redisserver.Cluster, name string) cove
 	close(stop)
 	wg.Wait()
 
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, k) })
+	waitEmpty := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !shardsEmpty(rdb, name, k) {
+			if time.Now().After(deadline) {
+				t.Fatalf("not within 30s: the store empty; left: %s", storeLeft(rdb, name, k))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitEmpty()
 	time.Sleep(clusterLease + 500*time.Millisecond) // a lost ack's or claim's lease, and its job's run again
-	waitFor(t, 30*time.Second, "the store empty", func() bool { return shardsEmpty(rdb, name, k) })
+	waitEmpty()
 	if err := c.Rejoin(dead); err != nil {
 		t.Fatal(err)
 	}
@@ -363,4 +373,28 @@ func probeOutage(q *durable.Queue, done <-chan struct{}) string {
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
 		statuses[w.Code]++
 	}
+}
+
+// storeLeft describes the jobs left in queue name's k shards, at most 5
+// a shard: each one's :due score against the shard's clock, and its :run
+// value, so that a job the workers never finish says why.
+func storeLeft(rdb redis.UniversalClient, name string, k int) string {
+	ctx := context.Background()
+	var b strings.Builder
+	for _, tag := range durable.ShardTags(name, k) {
+		p := "{" + tag + "}:"
+		due, _ := rdb.ZRangeWithScores(ctx, p+"due", 0, 4).Result()
+		jobs, _ := rdb.HLen(ctx, p+"job").Result()
+		runs, _ := rdb.HGetAll(ctx, p+"run").Result()
+		workers, _ := rdb.ZRangeWithScores(ctx, p+"workers", 0, -1).Result()
+		now, _ := rdb.Time(ctx).Result()
+		fmt.Fprintf(&b, "[%s: now %d, %d jobs, %d due, %d run; workers %v;", tag, now.UnixMicro(), jobs,
+			rdb.ZCard(ctx, p+"due").Val(), len(runs), workers)
+		for _, z := range due {
+			id := fmt.Sprint(z.Member)
+			fmt.Fprintf(&b, " %s due %.0f run %q", id, z.Score, runs[id])
+		}
+		b.WriteString("] ")
+	}
+	return b.String()
 }

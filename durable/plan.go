@@ -15,7 +15,11 @@ func (w *worker) decideLocked(now time.Time) (bool, time.Time) {
 		return false, time.Time{}
 	}
 	if w.fails > 0 {
-		return false, time.Time{} // the wake armed for the retry stands
+		// The wake armed for the retry stands. If it fired while every
+		// handler was busy, the round claimed nothing and none stands:
+		// claim now, or nothing would claim again (a failed claim arms
+		// the next retry).
+		return w.wake == nil, time.Time{}
 	}
 	if !w.clk.ok {
 		return true, time.Time{}

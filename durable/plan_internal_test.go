@@ -39,7 +39,15 @@ func TestDecideLocked(t *testing.T) {
 	}{
 		{"stopping", func(w *worker, _ *clock.Virtual) { w.stopping = true }, false, -1},
 		{"every handler busy", func(w *worker, _ *clock.Virtual) { w.inHandler = 8 }, false, -1},
-		{"a claim failed: its retry's wake stands", func(w *worker, _ *clock.Virtual) { w.fails = 1 }, false, -1},
+		{"a claim failed: its retry's wake stands", func(w *worker, _ *clock.Virtual) {
+			w.fails = 1
+			w.wake = w.wheel.AfterFunc(time.Second, func() {})
+		}, false, -1},
+		// The retry's wake fired while every handler was busy, so its round
+		// claimed nothing; once a handler frees up, the worker claims again
+		// (it claimed never more: 316 due jobs of a shard were left after a
+		// Redis Cluster failover, TestClusterFailoverCoverage).
+		{"a claim failed, its retry's wake spent", func(w *worker, _ *clock.Virtual) { w.fails = 1 }, true, 0},
 		{"no clock yet", func(w *worker, _ *clock.Virtual) { w.clk = clockMap{} }, true, 0},
 		{"nothing known: the poll", func(*worker, *clock.Virtual) {}, false, time.Hour},
 		{"the poll is due", func(w *worker, vc *clock.Virtual) { w.pollAt = vc.Now() }, true, 0},
