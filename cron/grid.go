@@ -1,10 +1,6 @@
 package cron
 
-import (
-	"time"
-
-	rcron "github.com/robfig/cron/v3"
-)
+import "time"
 
 // OnEpochGrid returns sched as schedulers that share a Claimer run it:
 // "@every d" (and robfig's ConstantDelaySchedule) on the instants whose
@@ -20,20 +16,11 @@ func OnEpochGrid(sched Schedule) Schedule {
 	return sched
 }
 
-// constantDelay returns the period of "@every d" or of robfig's
-// ConstantDelaySchedule, and 0 for any other schedule.
+// constantDelay returns the period of "@every d" (on a grid or not) or
+// of robfig's ConstantDelaySchedule, and 0 for any other schedule.
 func constantDelay(sched Schedule) time.Duration {
-	switch c := sched.(type) {
-	case everySchedule:
-		return c.every
-	case gridSchedule:
-		return c.every
-	case rcron.ConstantDelaySchedule:
-		return c.Delay
-	case *rcron.ConstantDelaySchedule:
-		if c != nil {
-			return c.Delay
-		}
+	if g, ok := sched.(gridSchedule); ok {
+		return g.every
 	}
-	return 0
+	return period(sched)
 }

@@ -28,9 +28,3 @@ func (p keyProbe) Value(k any) any {
 	*p.key = k
 	return nil
 }
-
-// neverCanceled is a *cancelCtx that is never canceled. An open context
-// answers the key with it. context.Cause then reads a nil cause, as for
-// any open context. context.WithCancel, whose Done does not match, does
-// not attach children to it and asks the context's AfterFunc instead.
-var neverCanceled, _ = context.WithCancel(context.Background())

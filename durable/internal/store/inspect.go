@@ -83,14 +83,6 @@ func (c *Client) Counts(ctx context.Context, k Keys) (Counted, error) {
 //	ARGV[6] -> score ("" from the start of the set)
 //	ARGV[7] -> id
 var listDueScript = newScript("listDue", `
-local function less(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
 local function hex(s) return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end)) end
 local function unhex(h) return (string.gsub(h, '..', function(c) return string.char(tonumber(c, 16)) end)) end
 local now = clock()
@@ -168,7 +160,7 @@ if #ids > 0 then
   end
 end
 return out
-`, luaHolder)
+`, luaHolder, luaLess)
 
 // ListDueArgs are where a walk of the sorted sets starts, and what it
 // returns.
@@ -406,14 +398,6 @@ func verb(retry bool) string {
 //	ARGV[3] -> "1" if a cursor follows, else "0"
 //	ARGV[4] -> the cursor: the last ID of the page before
 var listRunningScript = newScript("listRunning", `
-local function less(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
 local now = clock()
 local limit, from = tonumber(ARGV[2]), ARGV[4]
 local run, seen = {}, {}
@@ -440,7 +424,7 @@ if #page > 0 then
   end
 end
 return out
-`)
+`, luaLess)
 
 // ListedRunning is a page of ListRunning.
 type ListedRunning struct {

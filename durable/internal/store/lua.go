@@ -54,6 +54,17 @@ end
   return blob
 end
 `
+	// less orders two strings by their bytes, as Go does; Lua's < on
+	// strings follows the server's locale.
+	luaLess = `local function less(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+`
 	// holder returns the worker a :run value names, and the due µs it
 	// holds the job for (nil for a lease without one).
 	luaHolder = `local function holder(r)
